@@ -1,0 +1,6 @@
+"""Predictors turn an archive into a line-in, JSON-out parser (``toolkit predict --predictor NAME``)."""
+
+from predictors.predictor import Predictor
+from predictors.semantic_parser import SemanticParserPredictor
+
+__all__ = ["Predictor", "SemanticParserPredictor"]

@@ -1,0 +1,68 @@
+"""Registrable base of predictors: input lines in, one JSON object out per line, in order.
+
+A predictor never drops or reorders input: a line it cannot read becomes ``{"error": ...}`` at
+its place, and the rest of the batch is still decoded.
+"""
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from toolkit.archive import Archive
+from toolkit.data.example import Example
+from toolkit.decoding import Search
+from toolkit.errors import DataError
+from toolkit.registrable import Registrable
+from toolkit.training.evaluation import predict
+
+
+class Predictor(Registrable):
+    def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192):
+        self.archive, self.model, self.reader = archive, archive.model, archive.dataset_reader
+        self.search, self.max_tokens = search, max_tokens
+
+    def to_example(self, line: str) -> Example:
+        """Read one input line: a JSON object (see :meth:`json_to_text`) or plain text."""
+        line = line.strip()
+        if not line:
+            raise DataError("empty input line")
+        if line.startswith("{"):
+            try:
+                line = self.json_to_text(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise DataError(f"invalid JSON: {error}") from None
+        return self.reader.text_to_example(line)
+
+    def json_to_text(self, obj: dict[str, Any]) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def to_json(self, example: Example, prediction: Any) -> dict[str, Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def predict_batch(self, texts: list[str]) -> list[dict[str, Any]]:
+        """One output object per input text, in order; unreadable inputs give ``{"error": ...}``."""
+        outputs: list[dict[str, Any] | None] = [None] * len(texts)
+        readable: list[tuple[int, Example]] = []
+        for i, text in enumerate(texts):
+            try:
+                readable.append((i, self.to_example(text)))
+            except DataError as error:
+                outputs[i] = {"error": str(error), "input": text.rstrip("\n")}
+        predictions = predict(self.model, [example for _, example in readable], self.max_tokens, self.search)
+        for (i, example), prediction in zip(readable, predictions):
+            outputs[i] = self.to_json(example, prediction)
+        return outputs  # type: ignore[return-value]
+
+    def predict(self, text: str) -> dict[str, Any]:
+        return self.predict_batch([text])[0]
+
+    def predict_lines(self, lines: Iterable[str], batch_size: int = 64) -> Iterator[str]:
+        """JSON lines for *lines*, decoded *batch_size* at a time so long inputs stream."""
+        chunk: list[str] = []
+        for line in lines:
+            chunk.append(line)
+            if len(chunk) == batch_size:
+                yield from (json.dumps(output, ensure_ascii=False) for output in self.predict_batch(chunk))
+                chunk = []
+        if chunk:
+            yield from (json.dumps(output, ensure_ascii=False) for output in self.predict_batch(chunk))

@@ -1,0 +1,1 @@
+"""A toolkit of grammar-driven neural parsers built from jsonnet configs."""

@@ -1,0 +1,155 @@
+"""The `toolkit` command: train, evaluate, predict, list.
+
+A mistake in the user's input (config, data, archive) prints one ``error:`` line and exits with
+status 1; click's own usage errors exit with 2. Only bugs show a traceback.
+"""
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from toolkit.errors import ToolkitError
+
+include_option = click.option(
+    "--include-package", "include", multiple=True, metavar="PACKAGE", help="Import PACKAGE to register its components (repeatable)."
+)
+device_option = click.option("--device", default="auto", show_default=True, help="cpu, cuda, cuda:N or auto.")
+beam_option = click.option("--beam-size", type=click.IntRange(min=1), default=None, help="Beam search with this beam (default: the model's search).")
+
+
+def _setup(include: tuple[str, ...]) -> None:
+    from toolkit.plugins import import_plugins
+
+    import_plugins(include)
+
+
+def _search(beam_size: int | None):
+    from toolkit.decoding import BeamSearch
+
+    return BeamSearch(beam_size=beam_size) if beam_size else None
+
+
+def _load(archive: str, device: str):
+    from toolkit.archive import load_archive
+    from toolkit.training.device import resolve_device
+
+    return load_archive(archive, resolve_device(device))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-v", "--verbose", is_flag=True, help="Log debug messages.")
+def cli(verbose: bool) -> None:
+    """Grammar-driven neural parsers built from jsonnet configs."""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("-s", "--serialization-dir", required=True, type=click.Path(file_okay=False), help="Where checkpoints, logs and the archive go.")
+@click.option("-o", "--overrides", default=None, help='JSON or jsonnet merged into the config, e.g. \'{"trainer.num_epochs": 5}\'.')
+@click.option("--recover", is_flag=True, help="Continue the training in SERIALIZATION_DIR from its last checkpoint.")
+@click.option("-f", "--force", is_flag=True, help="Delete SERIALIZATION_DIR first.")
+@include_option
+def train(config: str, serialization_dir: str, overrides: str | None, recover: bool, force: bool, include: tuple[str, ...]) -> None:
+    """Train the model CONFIG describes; writes SERIALIZATION_DIR/model.tar.gz."""
+    from toolkit.params import Params
+    from toolkit.training.train import train_model
+
+    _setup(include)
+    archive = train_model(Params.from_file(config, overrides), serialization_dir, recover=recover, force=force)
+    click.echo(str(archive))
+
+
+@cli.command()
+@click.argument("archive", type=click.Path())
+@click.argument("data", type=click.Path())
+@click.option("--output-file", type=click.Path(dir_okay=False), default=None, help="Also write the metrics here.")
+@beam_option
+@device_option
+@include_option
+def evaluate(archive: str, data: str, output_file: str | None, beam_size: int | None, device: str, include: tuple[str, ...]) -> None:
+    """Score ARCHIVE on DATA; prints the metrics as one JSON object."""
+    from toolkit.training.evaluation import evaluate as evaluate_examples
+
+    _setup(include)
+    loaded = _load(archive, device)
+    examples = loaded.dataset_reader.read(data)
+    metrics = evaluate_examples(loaded.model, examples, loaded.metrics, search=_search(beam_size))
+    text = json.dumps({"examples": len(examples), **metrics})
+    click.echo(text)
+    if output_file:
+        Path(output_file).write_text(text + "\n")
+
+
+@cli.command()
+@click.argument("archive", type=click.Path())
+@click.argument("input_file", metavar="INPUT", type=click.Path(allow_dash=True))
+@click.option("--predictor", default=None, help="Predictor name (see `toolkit list Predictor`); default: semantic_parser.")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False), default=None, help="Write JSON lines here instead of stdout.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
+@beam_option
+@device_option
+@include_option
+def predict(archive: str, input_file: str, predictor: str | None, output_file: str | None, batch_size: int, beam_size: int | None, device: str, include: tuple[str, ...]) -> None:
+    """Parse each line of INPUT (plain text or JSON; - for stdin); one JSON line out per line in."""
+    from predictors import Predictor
+
+    _setup(include)
+    predictor_class = Predictor.by_name(predictor or "semantic_parser")
+    runner = predictor_class(_load(archive, device), search=_search(beam_size))
+    if input_file != "-" and not Path(input_file).is_file():
+        raise ToolkitError(f"input file not found: {input_file}")
+    source = sys.stdin if input_file == "-" else open(input_file, encoding="utf-8-sig", errors="replace")
+    sink = open(output_file, "w", encoding="utf-8") if output_file else sys.stdout
+    try:
+        for line in runner.predict_lines(source, batch_size):
+            sink.write(line + "\n")
+    finally:
+        if source is not sys.stdin:
+            source.close()
+        if sink is not sys.stdout:
+            sink.close()
+
+
+@cli.command(name="list")
+@click.argument("base", required=False)
+@include_option
+def list_components(base: str | None, include: tuple[str, ...]) -> None:
+    """List registered names per base class (or for BASE only)."""
+    from toolkit.registrable import registered_bases
+
+    _setup(include)
+    bases = registered_bases()
+    if base is not None:
+        matches = {cls: names for cls, names in bases.items() if cls.__name__.lower() == base.lower()}
+        if not matches:
+            raise ToolkitError(f"no base class named {base!r}; available: {', '.join(sorted(c.__name__ for c in bases))}")
+        bases = matches
+    for cls, names in sorted(bases.items(), key=lambda item: item[0].__name__):
+        click.echo(f"{cls.__name__} ({cls.__module__})")
+        for name, implementation in sorted(names.items()):
+            default = " (default)" if name == getattr(cls, "default_implementation", None) else ""
+            click.echo(f"  {name}{default}: {implementation.__module__}.{implementation.__qualname__}")
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        sys.exit(130)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except ToolkitError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,9 @@
+"""Dataset readers: turn data files into :class:`~toolkit.data.example.Example` lists.
+
+Importing this package registers the built-in readers (``"tsv"``).
+"""
+
+from toolkit.data.dataset_readers.dataset_reader import DatasetReader
+from toolkit.data.dataset_readers.tsv import TsvReader
+
+__all__ = ["DatasetReader", "TsvReader"]

@@ -1,0 +1,62 @@
+"""The base class of every dataset reader: file handling and errors that name file and line."""
+
+import itertools
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from pathlib import Path
+
+from toolkit.data.example import Example
+from toolkit.errors import ConfigurationError, DataError
+from toolkit.registrable import Registrable
+
+
+class DatasetReader(Registrable, ABC):
+    """Reads a data file into examples; subclasses parse one format in :meth:`_read`.
+
+    Args:
+        max_examples: stop after this many examples (for quick runs on a slice of the data).
+    """
+
+    def __init__(self, max_examples: int | None = None) -> None:
+        if max_examples is not None and max_examples < 0:
+            raise ConfigurationError(f"max_examples must be >= 0, got {max_examples}")
+        self.max_examples = max_examples
+
+    def read(self, path: str | Path) -> list[Example]:
+        """All examples of *path* (at most ``max_examples``); ``DataError`` if missing or malformed."""
+        path = Path(path)
+        if not path.is_file():
+            raise DataError("no such file" if not path.exists() else "not a file", path=str(path))
+        return list(itertools.islice(self._read(path), self.max_examples))
+
+    @abstractmethod
+    def _read(self, path: Path) -> Iterator[Example]:
+        """Yield the examples of the existing file *path*, lazily, so ``max_examples`` stops early."""
+
+    def text_to_example(self, text: str) -> Example:
+        """One line of raw input (for predictors) as an unlabelled example: whitespace tokens."""
+        tokens = text.split()
+        if not tokens:
+            raise DataError("empty input: expected a sentence")
+        return Example(tokens)
+
+    @staticmethod
+    def _lines(path: Path) -> Iterator[tuple[int, str]]:
+        """Yield ``(line number, text without line ending)`` from 1, decoding UTF-8 line by line.
+
+        Decoding per line (not per file) lets invalid bytes be reported with their line number.
+        A leading byte order mark is dropped; ``\\r\\n`` endings are accepted.
+        """
+        with open(path, "rb") as file:
+            for number, raw in enumerate(file, start=1):
+                if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise DataError(
+                        f"invalid UTF-8 at byte {error.start} of the line: {raw[error.start:error.start + 4]!r}",
+                        path=str(path),
+                        line=number,
+                    ) from None
+                yield number, text.rstrip("\r\n")

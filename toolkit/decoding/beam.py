@@ -1,0 +1,59 @@
+"""Batched beam search over grammar states (beam_size hypotheses per sentence, scored together)."""
+
+import torch
+
+from toolkit.decoding.search import Search
+
+
+@Search.register("beam")
+class BeamSearch(Search):
+    """Keeps the *beam_size* best partial outputs per sentence.
+
+    Finished hypotheses carry their score forward unchanged. The winner among finished
+    hypotheses is chosen by score / lp(length), with GNMT's ``lp = ((5 + length) / 6) ** length_penalty``
+    (Wu et al., 2016); ``length_penalty = 0`` ranks by raw log-probability.
+    """
+
+    def __init__(self, beam_size: int = 5, length_penalty: float = 1.0, max_steps: int = 500, use_cache: bool = True):
+        super().__init__(max_steps, use_cache)
+        self.beam_size, self.length_penalty = beam_size, length_penalty
+
+    def search(self, model, batch, states):
+        batch_size, beam = len(states), self.beam_size
+        device = batch["source"].device
+        rows = torch.arange(batch_size, device=device).repeat_interleave(beam)  # (N,) with N = B * K
+        context = model.start_decoding(batch, self.use_cache).reorder(rows)
+        hypotheses = [state for state in states for _ in range(beam)]
+        scores = torch.full((batch_size, beam), float("-inf"), device=device)
+        scores[:, 0] = 0.0  # all beams start identical: only the first one is live
+        lengths = torch.zeros(batch_size * beam, device=device)
+        prefix = torch.full((batch_size * beam, 1), model.bos_index, dtype=torch.long, device=device)
+        for _ in range(self.max_steps):
+            alive = torch.isfinite(scores.view(-1)).tolist()
+            final = torch.tensor([h.is_final() for h in hypotheses], device=device)
+            if all(f or not a for f, a in zip(final.tolist(), alive)):
+                break
+            log_probs, context = model.decode_step(prefix, context, hypotheses)  # (N, V)
+            log_probs = log_probs.float().masked_fill(~model.allowed_mask(hypotheses), float("-inf"))
+            log_probs[final] = float("-inf")
+            log_probs[final, model.pad_index] = 0.0  # a finished hypothesis extends only by padding, at no cost
+            vocab_size = log_probs.size(-1)
+            candidates = (scores.view(-1, 1) + log_probs).view(batch_size, beam * vocab_size)
+            scores, chosen = candidates.topk(beam, dim=-1)  # (B, K)
+            source = (torch.arange(batch_size, device=device)[:, None] * beam + chosen // vocab_size).view(-1)
+            symbols = model.symbols((chosen % vocab_size).view(-1).tolist())
+            finite = torch.isfinite(scores.view(-1)).tolist()
+            was_final = final[source].tolist()
+            hypotheses = [
+                hypotheses[s] if was_final[i] or not finite[i] else hypotheses[s].apply(symbols[i])
+                for i, s in enumerate(source.tolist())
+            ]
+            lengths = lengths[source] + (~final[source]).float()
+            prefix = torch.cat([prefix[source], (chosen % vocab_size).view(-1, 1)], dim=1)
+            context = context.reorder(source)
+        final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(batch_size, beam)
+        penalty = ((5.0 + lengths.view(batch_size, beam)) / 6.0) ** self.length_penalty
+        ranked = (scores / penalty).masked_fill(~final, float("-inf"))
+        ranked = torch.where(final.any(dim=1, keepdim=True), ranked, scores)  # no finished hypothesis: best raw score
+        best = ranked.argmax(dim=-1)
+        return [hypotheses[b * beam + k] for b, k in enumerate(best.tolist())]

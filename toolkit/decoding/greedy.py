@@ -1,0 +1,31 @@
+"""Greedy search: the most probable allowed symbol at every step."""
+
+import torch
+
+from toolkit.decoding.search import Search
+
+
+@Search.register("greedy")
+class GreedySearch(Search):
+    """Decodes a batch step by step; finished sentences leave the batch, so late steps run on few rows."""
+
+    def search(self, model, batch, states):
+        states = list(states)
+        context = model.start_decoding(batch, self.use_cache)
+        active = list(range(len(states)))  # rows of the original batch still decoding
+        prefix = torch.full((len(states), 1), model.bos_index, dtype=torch.long, device=batch["source"].device)
+        for _ in range(self.max_steps):
+            keep = [row for row, i in enumerate(active) if not states[i].is_final()]
+            if not keep:
+                break
+            if len(keep) < len(active):  # drop finished sentences from the batch
+                index = torch.tensor(keep, device=prefix.device)
+                context, prefix, active = context.reorder(index), prefix[index], [active[row] for row in keep]
+            row_states = [states[i] for i in active]
+            log_probs, context = model.decode_step(prefix, context, row_states)
+            log_probs = log_probs.masked_fill(~model.allowed_mask(row_states), float("-inf"))
+            best = log_probs.argmax(dim=-1)  # (N,)
+            for i, symbol in zip(active, model.symbols(best.tolist())):
+                states[i] = states[i].apply(symbol)
+            prefix = torch.cat([prefix, best[:, None]], dim=1)
+        return states

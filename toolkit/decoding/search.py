@@ -1,0 +1,49 @@
+"""Registrable base of decoding searches, and the model interface every search runs on.
+
+A search knows nothing of trees, transitions or Transformers: it asks the model for next-symbol
+log-probabilities, masks them with the grammar states' allowed symbols, and applies the chosen
+symbols to the states. Every grammar therefore gets greedy and beam search for free, and every
+prediction is a final (well-formed) state.
+"""
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import torch
+
+from toolkit.grammars.grammar import State
+from toolkit.registrable import Registrable
+
+
+class DecodingContext(Protocol):
+    def reorder(self, index: torch.Tensor) -> "DecodingContext":
+        """Keep the hypotheses at *index*, in that order."""
+
+
+class IncrementalModel(Protocol):
+    """What a search needs of a model; :class:`~toolkit.models.encoder_decoder.EncoderDecoder` provides it."""
+
+    pad_index: int
+    bos_index: int
+
+    def start_decoding(self, batch: dict[str, torch.Tensor], use_cache: bool) -> DecodingContext: ...
+
+    def decode_step(self, prefix: torch.Tensor, context: Any, states: Sequence[State]) -> tuple[torch.Tensor, Any]:
+        """Log-probabilities (N, V) of the next symbol after *prefix* (N, t)."""
+
+    def allowed_mask(self, states: Sequence[State]) -> torch.Tensor:
+        """(N, V) bool: the symbols each state allows; a final state allows only padding."""
+
+    def symbols(self, indices: Sequence[int]) -> list[str]: ...
+
+
+class Search(Registrable):
+    """Turns initial grammar states into final ones, one batch at a time."""
+
+    default_implementation = "greedy"
+
+    def __init__(self, max_steps: int = 500, use_cache: bool = True):
+        self.max_steps, self.use_cache = max_steps, use_cache
+
+    def search(self, model: IncrementalModel, batch: dict[str, torch.Tensor], states: Sequence[State]) -> list[State]:  # pragma: no cover - abstract
+        raise NotImplementedError

@@ -1,0 +1,94 @@
+"""The output grammar: the one abstraction every parser in the toolkit is built on.
+
+A grammar turns a gold structure into the symbols a decoder learns to emit (the *oracle*), and
+drives decoding through a *state machine*: the state says which symbols are legal next, which
+structural features the next decoding step sees, and what structure the finished symbols denote.
+Tree codecs and transition systems are grammars; so is a plain token sequence. One decoder and
+one beam search therefore serve every parser, and every prediction is well-formed by construction.
+
+States are values: :meth:`State.apply` returns a new state and never changes the old one, so a
+beam search can keep and share states freely.
+"""
+
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolkit.data.example import Example
+from toolkit.errors import DataError
+from toolkit.registrable import Registrable
+
+
+class State(ABC):
+    """A partial output: the symbols decoded so far, seen through the grammar."""
+
+    @abstractmethod
+    def allowed(self) -> Collection[str] | None:
+        """The symbols that may come next, or ``None`` when any symbol may."""
+
+    def features(self) -> Mapping[str, Any]:
+        """Structural side information for the next step (tree position, stack/buffer, ...)."""
+        return {}
+
+    @abstractmethod
+    def apply(self, symbol: str) -> "State":
+        """The state after emitting *symbol*; ``self`` is left unchanged."""
+
+    @abstractmethod
+    def is_final(self) -> bool:
+        """Whether the output is complete; a final state allows no further symbol."""
+
+    @abstractmethod
+    def result(self) -> Any:
+        """The structure the symbols denote (a logical form, a tree, a graph)."""
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """The gold symbols of one example and the features seen before each of them."""
+
+    symbols: list[str]
+    features: list[Mapping[str, Any]]
+
+
+class Grammar(Registrable):
+    """Registrable base of output grammars; see the module docstring."""
+
+    default_implementation = "sequence"
+
+    @abstractmethod
+    def oracle(self, example: Example) -> list[str]:
+        """The gold symbol sequence of *example*, ending in a final state."""
+
+    @abstractmethod
+    def initial_state(self, example: Example) -> State:
+        """The state before the first symbol, for the sentence of *example*."""
+
+    def derive(self, example: Example) -> Derivation:
+        """Replay the oracle through the state machine, collecting each step's features.
+
+        The replay also proves the oracle and the state machine agree: a gold symbol the state
+        does not allow, or a sequence that does not end in a final state, is reported with the
+        example's file and line.
+        """
+        symbols = self.oracle(example)
+        state = self.initial_state(example)
+        features = []
+        for step, symbol in enumerate(symbols):
+            allowed = state.allowed()
+            if state.is_final() or (allowed is not None and symbol not in allowed):
+                raise DataError(
+                    f"gold symbol {symbol!r} at step {step} is not allowed by {type(self).__name__}",
+                    example.meta.get("path"),
+                    example.meta.get("line"),
+                )
+            features.append(state.features())
+            state = state.apply(symbol)
+        if not state.is_final():
+            raise DataError(
+                f"gold symbols do not complete a {type(self).__name__} output",
+                example.meta.get("path"),
+                example.meta.get("line"),
+            )
+        return Derivation(symbols, features)

@@ -1,0 +1,7 @@
+"""Evaluation metrics; importing this package registers the built-in ones."""
+
+from toolkit.metrics.exact_match import ExactMatch
+from toolkit.metrics.logic_match import LogicMatch, canonical, parse_sexpr
+from toolkit.metrics.metric import Metric
+
+__all__ = ["ExactMatch", "LogicMatch", "Metric", "canonical", "parse_sexpr"]

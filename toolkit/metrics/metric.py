@@ -1,0 +1,51 @@
+"""The base class of metrics: accumulate raw counts batch by batch, report fractions on demand."""
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from toolkit.registrable import Registrable
+
+
+class Metric(Registrable, ABC):
+    """Accumulates counts over calls and reports fractions in ``[0, 1]``.
+
+    The state is a flat dict of raw counts (not fractions) so that states from several processes
+    can be summed key by key and loaded back before :meth:`get_metric`. Subclasses list their
+    counts in ``count_names`` and implement :meth:`__call__` and :meth:`get_metric`.
+    """
+
+    count_names: tuple[str, ...] = ()
+
+    def __init__(self) -> None:
+        self._counts: dict[str, float] = {}
+        self.reset()
+
+    @abstractmethod
+    def __call__(self, predictions: Sequence, golds: Sequence) -> None:
+        """Add one batch of *predictions* and their *golds* to the counts."""
+
+    @abstractmethod
+    def get_metric(self, reset: bool = False) -> dict[str, float]:
+        """The metric values so far; with *reset*, start counting afresh afterwards."""
+
+    def reset(self) -> None:
+        """Zero every count."""
+        self._counts = {name: 0.0 for name in self.count_names}
+
+    def state(self) -> dict[str, float]:
+        """A copy of the raw counts."""
+        return dict(self._counts)
+
+    def load_state(self, state: dict[str, float]) -> None:
+        """Replace the counts with *state* (e.g. counts summed over processes)."""
+        if set(state) != set(self.count_names):
+            raise ValueError(
+                f"{type(self).__name__} state must have the keys {sorted(self.count_names)}, got {sorted(state)}"
+            )
+        self._counts = {name: float(state[name]) for name in self.count_names}
+
+    @staticmethod
+    def _check_lengths(predictions: Sequence, golds: Sequence) -> None:
+        """Fail loudly on a batch whose predictions and golds do not pair up."""
+        if len(predictions) != len(golds):
+            raise ValueError(f"got {len(predictions)} predictions but {len(golds)} golds")

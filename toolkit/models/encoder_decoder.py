@@ -1,0 +1,198 @@
+"""The generic grammar-driven encoder-decoder: one model for every output grammar.
+
+The encoder reads source tokens; the decoder emits the grammar's symbols. Training is teacher
+forcing on the oracle's symbols; prediction runs a :class:`~toolkit.decoding.Search` over the
+grammar's state machine, so outputs are always well-formed.
+"""
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from toolkit.data.example import Example
+from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
+from toolkit.decoding import GreedySearch, Search
+from toolkit.errors import ConfigurationError
+from toolkit.grammars.grammar import Grammar, State
+from toolkit.models.model import Model
+from toolkit.modules.decoders import Decoder, DecoderCache
+from toolkit.modules.encoders import Seq2SeqEncoder
+
+
+@dataclass
+class EncoderDecoderContext:
+    """What a search carries between steps: the encoded source, and the decoder cache if any."""
+
+    memory: torch.Tensor  # (N, S, D)
+    memory_mask: torch.Tensor  # (N, S)
+    cache: DecoderCache | None
+
+    def reorder(self, index: torch.Tensor) -> "EncoderDecoderContext":
+        cache = None if self.cache is None else self.cache.reorder(index)
+        return EncoderDecoderContext(self.memory.index_select(0, index), self.memory_mask.index_select(0, index), cache)
+
+
+def pad(sequences: Sequence[Sequence[int]], value: int = 0) -> torch.Tensor:
+    """A (B, max length) tensor of right-padded integer sequences."""
+    out = torch.full((len(sequences), max(map(len, sequences), default=0)), value, dtype=torch.long)
+    for row, sequence in enumerate(sequences):
+        out[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
+    return out
+
+
+@Model.register("encoder_decoder")
+class EncoderDecoder(Model):
+    """Encoder-decoder over an output grammar.
+
+    # Parameters
+    encoder, decoder : the source encoder and the symbol decoder; their dimensions must match.
+    search : greedy (default) or beam search, used by ``predict`` and validation.
+    share_embeddings : one embedding table for source tokens and target symbols; the vocabulary
+        must alias the two namespaces (``"namespace_aliases": {"symbols": "tokens"}``).
+    tie_output_embeddings : the output projection reuses the target embedding matrix.
+    label_smoothing : the epsilon of label-smoothed cross-entropy (Szegedy et al., 2016).
+    """
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        grammar: Grammar,
+        encoder: Seq2SeqEncoder,
+        decoder: Decoder,
+        search: Search | None = None,
+        share_embeddings: bool = False,
+        tie_output_embeddings: bool = True,
+        label_smoothing: float = 0.1,
+        scale_embeddings: bool = True,
+    ):
+        super().__init__()
+        dim = encoder.get_output_dim()
+        if decoder.input_dim != dim:
+            raise ConfigurationError(f"model.decoder.input_dim ({decoder.input_dim}) must equal model.encoder's dimension ({dim})")
+        if share_embeddings and vocab.canonical(SOURCE) != vocab.canonical(TARGET):
+            raise ConfigurationError(
+                f"model.share_embeddings needs one vocabulary for {SOURCE!r} and {TARGET!r}: "
+                f'set "vocabulary": {{"namespace_aliases": {{"{TARGET}": "{SOURCE}"}}}}'
+            )
+        self.vocab, self.grammar = vocab, grammar
+        self.encoder, self.decoder = encoder, decoder
+        self.search = search or GreedySearch()
+        self.label_smoothing = label_smoothing
+        self.embedding_scale = math.sqrt(dim) if scale_embeddings else 1.0
+        self.pad_index, self.bos_index = Vocabulary.PAD_INDEX, Vocabulary.BOS_INDEX
+
+        self.source_embedding = nn.Embedding(vocab.size(SOURCE), dim, padding_idx=self.pad_index)
+        self.target_embedding = (
+            self.source_embedding if share_embeddings else nn.Embedding(vocab.size(TARGET), dim, padding_idx=self.pad_index)
+        )
+        self.output_projection = nn.Linear(dim, vocab.size(TARGET), bias=False)
+        self.reset_parameters()
+        if tie_output_embeddings:
+            self.output_projection.weight = self.target_embedding.weight
+
+        self.target_tokens = vocab.tokens(TARGET)
+        self.target_ids = {symbol: i for i, symbol in enumerate(self.target_tokens)}
+        never = torch.ones(len(self.target_tokens), dtype=torch.bool)
+        never[[Vocabulary.PAD_INDEX, Vocabulary.UNK_INDEX, Vocabulary.BOS_INDEX]] = False  # never predicted
+        self.register_buffer("default_allowed", never, persistent=False)
+
+    def reset_parameters(self) -> None:
+        """Xavier-uniform matrices (Glorot & Bengio, 2010); embeddings N(0, 1/d), as in the Transformer."""
+        for name, parameter in self.named_parameters():
+            if parameter.dim() > 1 and "embedding" not in name:
+                nn.init.xavier_uniform_(parameter)
+        for embedding in {self.source_embedding, self.target_embedding}:
+            nn.init.normal_(embedding.weight, std=embedding.embedding_dim**-0.5)
+            with torch.no_grad():
+                embedding.weight[self.pad_index].zero_()
+
+    # ---------------------------------------------------------------- data
+
+    def index(self, example: Example) -> dict[str, Any]:
+        indexed: dict[str, Any] = {"source": self.vocab.indices(example.tokens, SOURCE)}
+        if example.target is not None:
+            derivation = self.grammar.derive(example)
+            indexed["target"] = self.vocab.indices(derivation.symbols, TARGET)
+            if self.decoder.uses_features:
+                indexed["features"] = derivation.features
+        return indexed
+
+    def collate(self, indexed: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        batch: dict[str, Any] = {"source": pad([item["source"] for item in indexed], self.pad_index)}
+        if all("target" in item for item in indexed):
+            batch["target_in"] = pad([[self.bos_index] + item["target"][:-1] for item in indexed], self.pad_index)
+            batch["target_out"] = pad([item["target"] for item in indexed], self.pad_index)
+            if self.decoder.uses_features:
+                batch["features"] = [item["features"] for item in indexed]
+        return batch
+
+    # ---------------------------------------------------------------- training
+
+    def encode(self, source: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        mask = source != self.pad_index  # (B, S)
+        return self.encoder(self.source_embedding(source) * self.embedding_scale, mask), mask
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """Teacher-forced loss; also the counts behind token accuracy."""
+        memory, memory_mask = self.encode(batch["source"])
+        features = self.decoder.batch_features(batch["features"], memory.device) if self.decoder.uses_features else None
+        hidden = self.decoder(self.target_embedding(batch["target_in"]) * self.embedding_scale, memory, memory_mask, features)
+        logits = self.output_projection(hidden)  # (B, T, V)
+        target = batch["target_out"]
+        loss = F.cross_entropy(
+            logits.flatten(0, 1).float(), target.flatten(), ignore_index=self.pad_index, label_smoothing=self.label_smoothing
+        )
+        mask = target != self.pad_index
+        correct = ((logits.argmax(-1) == target) & mask).sum()
+        return {"loss": loss, "correct_tokens": correct, "num_tokens": mask.sum()}
+
+    # ---------------------------------------------------------------- decoding (the IncrementalModel protocol)
+
+    def start_decoding(self, batch: dict[str, Any], use_cache: bool) -> EncoderDecoderContext:
+        memory, mask = self.encode(batch["source"])
+        return EncoderDecoderContext(memory, mask, self.decoder.start(memory, mask) if use_cache else None)
+
+    def decode_step(
+        self, prefix: torch.Tensor, context: EncoderDecoderContext, states: Sequence[State]
+    ) -> tuple[torch.Tensor, EncoderDecoderContext]:
+        """Next-symbol log-probabilities (N, V); without a cache the whole prefix is decoded again."""
+        features = None
+        if self.decoder.uses_features:
+            features = self.decoder.batch_features([[state.features()] for state in states], prefix.device)
+        if context.cache is None:
+            embedded = self.target_embedding(prefix) * self.embedding_scale
+            hidden = self.decoder(embedded, context.memory, context.memory_mask, features)[:, -1]
+        else:
+            embedded = self.target_embedding(prefix[:, -1:]) * self.embedding_scale
+            hidden, cache = self.decoder.step(embedded, context.cache, features)
+            hidden, context = hidden[:, -1], EncoderDecoderContext(context.memory, context.memory_mask, cache)
+        return F.log_softmax(self.output_projection(hidden).float(), dim=-1), context
+
+    def allowed_mask(self, states: Sequence[State]) -> torch.Tensor:
+        mask = self.default_allowed.expand(len(states), -1).clone()
+        for row, state in enumerate(states):
+            if state.is_final():
+                mask[row] = False
+                mask[row, self.pad_index] = True
+                continue
+            allowed = state.allowed()
+            if allowed is not None:
+                mask[row] = False
+                ids = [self.target_ids[symbol] for symbol in allowed if symbol in self.target_ids]
+                mask[row, ids] = True
+        return mask
+
+    def symbols(self, indices: Sequence[int]) -> list[str]:
+        return [self.target_tokens[i] for i in indices]
+
+    @torch.no_grad()
+    def predict(self, examples: Sequence[Example], search: Search | None = None) -> list[Any]:
+        """Decode *examples* (one batch) and return each final state's result."""
+        batch = {"source": pad([self.index(Example(e.tokens))["source"] for e in examples], self.pad_index).to(self.device)}
+        states = [self.grammar.initial_state(example) for example in examples]
+        return [state.result() for state in (search or self.search).search(self, batch, states)]

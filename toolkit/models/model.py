@@ -1,0 +1,38 @@
+"""Registrable base of models: how examples become tensors, a loss, and predictions."""
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from toolkit.data.example import Example
+from toolkit.registrable import Registrable
+
+
+class Model(nn.Module, Registrable):
+    """A model indexes each example once, collates indexed examples into batches, and decodes.
+
+    ``index`` runs once per example before training (oracles and vocabulary lookups are not
+    repeated every epoch); ``collate`` pads a list of indexed examples; ``forward`` returns a
+    dict with a scalar ``"loss"``; ``predict`` returns one output structure per example.
+    """
+
+    default_implementation = "encoder_decoder"
+
+    def index(self, example: Example) -> dict[str, Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def length(self, indexed: dict[str, Any]) -> int:
+        """The number of tokens an indexed example contributes to a batch's token budget."""
+        return sum(len(value) for value in indexed.values() if isinstance(value, list))
+
+    def collate(self, indexed: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def predict(self, examples: Sequence[Example], search: Any = None) -> list[Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device

@@ -1,0 +1,1 @@
+"""Neural building blocks: attention, positional encodings, encoders and decoders."""

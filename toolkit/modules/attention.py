@@ -1,0 +1,53 @@
+"""Multi-head attention on ``scaled_dot_product_attention``, with an explicit key/value cache.
+
+Shapes: B batch, H heads, T query length, S key length, D model size, d = D / H.
+Masks are boolean and broadcast to (B, H, T, S); ``True`` means "may attend".
+"""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, dim: int, num_heads: int, dropout: float = 0.0):
+        super().__init__()
+        if dim % num_heads:
+            raise ValueError(f"model dimension {dim} is not divisible by num_heads {num_heads}")
+        self.num_heads, self.dropout = num_heads, dropout
+        self.query = nn.Linear(dim, dim)
+        self.key_value = nn.Linear(dim, 2 * dim)
+        self.output = nn.Linear(dim, dim)
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        batch, length, dim = x.shape
+        return x.view(batch, length, self.num_heads, dim // self.num_heads).transpose(1, 2)  # (B, H, L, d)
+
+    def project_keys_values(self, source: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Keys and values of *source* (B, S, D), each (B, H, S, d): computed once per sentence for cross-attention."""
+        keys, values = self.key_value(source).chunk(2, dim=-1)
+        return self.split_heads(keys), self.split_heads(values)
+
+    def attend(
+        self,
+        query: torch.Tensor,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        causal: bool = False,
+    ) -> torch.Tensor:
+        """Attention of *query* (B, T, D) over projected *keys*/*values* (B, H, S, d); returns (B, T, D)."""
+        q = self.split_heads(self.query(query))  # (B, H, T, d)
+        dropout = self.dropout if self.training else 0.0
+        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, dropout_p=dropout, is_causal=causal)
+        batch, _, length, _ = out.shape
+        return self.output(out.transpose(1, 2).reshape(batch, length, -1))  # (B, T, D)
+
+    def forward(self, query: torch.Tensor, source: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False) -> torch.Tensor:
+        keys, values = self.project_keys_values(source)
+        return self.attend(query, keys, values, mask, causal)
+
+
+def padding_mask(mask: torch.Tensor) -> torch.Tensor:
+    """A (B, S) token mask as an attention mask (B, 1, 1, S) over keys."""
+    return mask[:, None, None, :]

@@ -1,0 +1,63 @@
+"""Registrable base of autoregressive decoders, and the explicit cache of incremental decoding.
+
+A decoder maps embedded target symbols to hidden states, attending to the encoded source. It
+works in two modes: all steps at once under teacher forcing (:meth:`Decoder.forward`), and one
+step at a time during search (:meth:`Decoder.step`), carrying a :class:`DecoderCache` whose
+tensors the search reorders as beams are pruned. Grammar features (tree positions, stack and
+buffer masks) reach the decoder through :meth:`Decoder.batch_features`; the plain Transformer
+decoder uses none.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from toolkit.registrable import Registrable
+
+
+@dataclass
+class DecoderCache:
+    """What incremental decoding keeps between steps; every tensor has the hypotheses on dim 0."""
+
+    memory_mask: torch.Tensor  # (N, S)
+    memory_keys_values: list[tuple[torch.Tensor, torch.Tensor]]  # per layer, each (N, H, S, d)
+    self_keys_values: list[tuple[torch.Tensor, torch.Tensor] | None] = field(default_factory=list)
+    step: int = 0
+
+    def reorder(self, index: torch.Tensor) -> "DecoderCache":
+        """Keep the hypotheses at *index* (N',), in that order (beam search's backpointers)."""
+        pick = lambda pair: None if pair is None else (pair[0].index_select(0, index), pair[1].index_select(0, index))  # noqa: E731
+        return DecoderCache(
+            self.memory_mask.index_select(0, index),
+            [pick(kv) for kv in self.memory_keys_values],
+            [pick(kv) for kv in self.self_keys_values],
+            self.step,
+        )
+
+
+class Decoder(nn.Module, Registrable):
+    default_implementation = "transformer"
+    uses_features = False  # decoders that read grammar features set this, and implement batch_features
+
+    def forward(
+        self, embedded: torch.Tensor, memory: torch.Tensor, memory_mask: torch.Tensor, features: Any = None
+    ) -> torch.Tensor:  # pragma: no cover - abstract
+        """Teacher forcing: (B, T, D) embedded inputs -> (B, T, D) states; step t sees inputs <= t."""
+        raise NotImplementedError
+
+    def start(self, memory: torch.Tensor, memory_mask: torch.Tensor) -> DecoderCache:  # pragma: no cover - abstract
+        """The cache before the first step of incremental decoding."""
+        raise NotImplementedError
+
+    def step(
+        self, embedded: torch.Tensor, cache: DecoderCache, features: Any = None
+    ) -> tuple[torch.Tensor, DecoderCache]:  # pragma: no cover - abstract
+        """One step: (N, 1, D) embedded last symbols -> (N, 1, D) states and the extended cache."""
+        raise NotImplementedError
+
+    def batch_features(self, features: Sequence[Sequence[Mapping[str, Any]]], device: torch.device) -> Any:
+        """Turn per-example, per-step grammar features into the tensors :meth:`forward` takes."""
+        return None

@@ -1,0 +1,95 @@
+"""The Transformer decoder (Vaswani et al., 2017) with key/value caching for incremental decoding."""
+
+import torch
+from torch import nn
+
+from toolkit.modules.attention import MultiHeadAttention, padding_mask
+from toolkit.modules.decoders.decoder import Decoder, DecoderCache
+from toolkit.modules.feedforward import FeedForward
+from toolkit.modules.positional_encoding import SinusoidalPositionalEncoding
+
+
+class TransformerDecoderLayer(nn.Module):
+    def __init__(self, dim: int, num_heads: int, ff_dim: int, dropout: float, attention_dropout: float, norm_first: bool):
+        super().__init__()
+        self.self_attention = MultiHeadAttention(dim, num_heads, attention_dropout)
+        self.cross_attention = MultiHeadAttention(dim, num_heads, attention_dropout)
+        self.feedforward = FeedForward(dim, ff_dim, dropout)
+        self.norms = nn.ModuleList(nn.LayerNorm(dim) for _ in range(3))
+        self.dropout = nn.Dropout(dropout)
+        self.norm_first = norm_first
+
+    def sublayer(self, i: int, x: torch.Tensor, fn) -> torch.Tensor:
+        """Residual connection around *fn* with pre- or post-LayerNorm."""
+        if self.norm_first:
+            return x + self.dropout(fn(self.norms[i](x)))
+        return self.norms[i](x + self.dropout(fn(x)))
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory_kv: tuple[torch.Tensor, torch.Tensor],
+        memory_mask: torch.Tensor,
+        past_kv: tuple[torch.Tensor, torch.Tensor] | None = None,
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        """*x* (B, T, D); with *past_kv* the T new positions follow the cached ones. Returns states and self keys/values."""
+        new_kv = []
+
+        def self_attend(h):
+            keys, values = self.self_attention.project_keys_values(h)  # (B, H, T, d)
+            if past_kv is not None:
+                keys, values = torch.cat([past_kv[0], keys], dim=2), torch.cat([past_kv[1], values], dim=2)
+            new_kv.append((keys, values))
+            # Incremental steps attend to every cached position; teacher forcing is causal.
+            return self.self_attention.attend(h, keys, values, causal=past_kv is None and h.size(1) > 1)
+
+        x = self.sublayer(0, x, self_attend)
+        x = self.sublayer(1, x, lambda h: self.cross_attention.attend(h, *memory_kv, mask=memory_mask))
+        x = self.sublayer(2, x, self.feedforward)
+        return x, new_kv[0]
+
+
+@Decoder.register("transformer")
+class TransformerDecoder(Decoder):
+    def __init__(
+        self,
+        input_dim: int,
+        num_layers: int = 3,
+        num_heads: int = 4,
+        ff_dim: int = 1024,
+        dropout: float = 0.1,
+        attention_dropout: float = 0.0,
+        norm_first: bool = True,
+        max_length: int = 1024,
+    ):
+        super().__init__()
+        self.input_dim = input_dim
+        self.positions = SinusoidalPositionalEncoding(input_dim, max_length)
+        self.dropout = nn.Dropout(dropout)
+        self.layers = nn.ModuleList(
+            TransformerDecoderLayer(input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first) for _ in range(num_layers)
+        )
+        self.final_norm = nn.LayerNorm(input_dim) if norm_first else nn.Identity()
+
+    def forward(self, embedded, memory, memory_mask, features=None):
+        x = self.dropout(self.positions(embedded))
+        mask = padding_mask(memory_mask)
+        for layer in self.layers:
+            x, _ = layer(x, layer.cross_attention.project_keys_values(memory), mask)
+        return self.final_norm(x)
+
+    def start(self, memory, memory_mask):
+        return DecoderCache(
+            memory_mask,
+            [layer.cross_attention.project_keys_values(memory) for layer in self.layers],
+            [None] * len(self.layers),
+        )
+
+    def step(self, embedded, cache, features=None):
+        x = self.dropout(self.positions(embedded, offset=cache.step))
+        mask = padding_mask(cache.memory_mask)
+        self_kv = []
+        for layer, memory_kv, past_kv in zip(self.layers, cache.memory_keys_values, cache.self_keys_values):
+            x, kv = layer(x, memory_kv, mask, past_kv)
+            self_kv.append(kv)
+        return self.final_norm(x), DecoderCache(cache.memory_mask, cache.memory_keys_values, self_kv, cache.step + 1)

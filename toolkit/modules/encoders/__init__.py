@@ -1,0 +1,6 @@
+"""Sentence encoders, registered under :class:`Seq2SeqEncoder`."""
+
+from toolkit.modules.encoders.encoder import Seq2SeqEncoder
+from toolkit.modules.encoders.transformer import TransformerEncoder
+
+__all__ = ["Seq2SeqEncoder", "TransformerEncoder"]

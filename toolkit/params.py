@@ -1,0 +1,251 @@
+"""Configs as nested mappings that remember where they are.
+
+A config is evaluated from jsonnet (with ext vars such as ``DATA_ROOT``), overrides are merged
+into it, and it is then consumed key by key by :mod:`toolkit.from_params`. Every nested
+:class:`Params` knows its key path (its *history*, e.g. ``"model.encoder."``), so any error can
+name the exact place in the config::
+
+    >>> params = Params({"model": {"encoder": {"num_layers": 2}}})
+    >>> encoder = params.pop("model").pop("encoder")
+    >>> encoder.history
+    'model.encoder.'
+    >>> encoder.pop_int("num_layers")
+    2
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping, MutableMapping
+from pathlib import Path
+from typing import Any
+
+import _jsonnet
+
+from toolkit.errors import ConfigurationError
+
+_REQUIRED: Any = object()  # marks a key that has no default
+_CONFIG_SUFFIXES = (".jsonnet", ".libsonnet", ".json")
+
+
+def copy_tree(value: Any) -> Any:
+    """Copy the dict/list structure of a config value (as plain dicts), sharing the leaves.
+
+    Leaves are shared rather than deep-copied because a programmatic config may hold built
+    objects (a vocabulary, a module) that must keep their identity.
+    """
+    if isinstance(value, Params):
+        value = value._params
+    if isinstance(value, Mapping):
+        return {key: copy_tree(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_tree(item) for item in value]
+    return value
+
+
+class Params(MutableMapping):
+    """A config mapping that knows its key path, so errors name ``model.encoder.num_layers``."""
+
+    def __init__(self, params: Mapping[str, Any], history: str = ""):
+        self._params: dict[str, Any] = copy_tree(params)
+        self._history = history
+
+    @classmethod
+    def _wrap(cls, tree: dict[str, Any], history: str) -> Params:
+        """A view on *tree* without copying, so edits through nested Params reach the parent."""
+        params = cls.__new__(cls)
+        params._params, params._history = tree, history
+        return params
+
+    @property
+    def history(self) -> str:
+        """The key path of this mapping with a trailing dot (``"model.encoder."``), or ``""``."""
+        return self._history
+
+    def path(self, key: str) -> str:
+        """The full key path of *key* inside this mapping."""
+        return f"{self._history}{key}"
+
+    def _nested(self, key: str, value: Any) -> Any:
+        return Params._wrap(value, f"{self.path(key)}.") if isinstance(value, dict) else value
+
+    def pop(self, key: str, default: Any = _REQUIRED) -> Any:  # type: ignore[override]
+        """Remove and return *key* (a nested dict as Params); without a default it is required."""
+        if key not in self._params:
+            if default is _REQUIRED:
+                raise ConfigurationError(f"missing key '{self.path(key)}'")
+            return default
+        return self._nested(key, self._params.pop(key))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Return *key* (nested dicts as Params sharing this config) without removing it."""
+        return self._nested(key, self._params[key]) if key in self._params else default
+
+    def pop_int(self, key: str, default: Any = _REQUIRED) -> int | None:
+        """Pop an int; a bool or float is an error, not silently converted."""
+        value = self.pop(key, default)
+        if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+        raise ConfigurationError(f"{self.path(key)}: expected int, got {value!r}")
+
+    def pop_float(self, key: str, default: Any = _REQUIRED) -> float | None:
+        """Pop a float; an int is accepted and converted, a bool is not."""
+        value = self.pop(key, default)
+        if value is None:
+            return None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        raise ConfigurationError(f"{self.path(key)}: expected float, got {value!r}")
+
+    def pop_bool(self, key: str, default: Any = _REQUIRED) -> bool | None:
+        """Pop a bool; the strings "true" and "false" (from ext vars, the CLI) are accepted too."""
+        value = self.pop(key, default)
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise ConfigurationError(f"{self.path(key)}: expected bool, got {value!r}")
+
+    def pop_choice(self, key: str, choices: list[Any], default: Any = _REQUIRED) -> Any:
+        """Pop a value that must be one of *choices*; the error lists them."""
+        value = self.pop(key, default)
+        if value in choices or (value is default and default is not _REQUIRED):
+            return value
+        allowed = ", ".join(repr(choice) for choice in choices)
+        raise ConfigurationError(f"{self.path(key)}: expected one of {allowed}, got {value!r}")
+
+    def as_dict(self) -> dict[str, Any]:
+        """A plain copy of the config (nested dicts and lists copied)."""
+        return copy_tree(self._params)
+
+    def duplicate(self) -> Params:
+        """An independent copy with the same history."""
+        return Params(self._params, self._history)
+
+    def assert_empty(self, owner: str) -> None:
+        """Raise if any key was not consumed, naming every leftover key path at once."""
+        if self._params:
+            keys = ", ".join(f"'{self.path(key)}'" for key in self._params)
+            plural = "s" if len(self._params) > 1 else ""
+            raise ConfigurationError(f"unknown key{plural} {keys} for {owner}")
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        overrides: str | Mapping[str, Any] | None = None,
+        ext_vars: Mapping[str, str] | None = None,
+    ) -> Params:
+        """Evaluate a jsonnet/JSON config, then deep-merge *overrides* (dotted or nested keys)."""
+        if not Path(path).is_file():
+            raise ConfigurationError(f"config file not found: {path}")
+        variables = {**default_ext_vars(), **(ext_vars or {})}
+        config = evaluate_jsonnet(Path(path), variables)
+        if isinstance(overrides, str):
+            overrides = evaluate_jsonnet(overrides, variables) if overrides.strip() else None
+        if overrides:
+            config = merge(config, unflatten(overrides))
+        return cls(config)
+
+    def to_file(self, path: str | os.PathLike[str]) -> None:
+        """Write the config as pretty JSON (valid jsonnet), e.g. into a model archive."""
+        Path(path).write_text(json.dumps(self._params, indent=2) + "\n", encoding="utf-8")
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._params:
+            raise KeyError(key)
+        return self._nested(key, self._params[key])
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._params[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._params[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._params
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._params)
+
+    def __len__(self) -> int:
+        return len(self._params)
+
+    def __repr__(self) -> str:
+        return f"Params({self._params!r}, history={self._history!r})"
+
+
+def evaluate_jsonnet(
+    path_or_snippet: str | os.PathLike[str], ext_vars: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Evaluate a jsonnet file (a Path, or a str naming an existing file) or a jsonnet snippet.
+
+    Imports are resolved relative to the file's directory. Errors become ConfigurationError with
+    jsonnet's own message, which names file and line. *ext_vars* default to
+    :func:`default_ext_vars`.
+    """
+    variables = dict(default_ext_vars() if ext_vars is None else ext_vars)
+    text = os.fspath(path_or_snippet)
+    is_file = isinstance(path_or_snippet, os.PathLike) or os.path.isfile(text)
+    if not is_file and "\n" not in text and text.endswith(_CONFIG_SUFFIXES):
+        is_file = True  # a mistyped path, not a snippet: say so instead of a jsonnet parse error
+    if is_file and not os.path.isfile(text):
+        raise ConfigurationError(f"config file not found: {text}")
+    where = text if is_file else "<snippet>"
+    try:
+        if is_file:
+            output = _jsonnet.evaluate_file(text, ext_vars=variables)
+        else:
+            output = _jsonnet.evaluate_snippet(where, text, ext_vars=variables)
+    except RuntimeError as error:
+        raise ConfigurationError(f"cannot evaluate {where}: {str(error).strip()}") from None
+    config = json.loads(output)
+    if not isinstance(config, dict):
+        kind = type(config).__name__
+        raise ConfigurationError(f"{where}: the top level must be an object, got {kind}")
+    return config
+
+
+def data_root() -> str:
+    """Where the data sets live: ``$DATA_ROOT``, else ``$TOOLKIT_DATA``, else ``../shared/data``.
+
+    The fallback is relative to the repository root (the parent of the ``toolkit`` package),
+    because data lives outside the repository.
+    """
+    for name in ("DATA_ROOT", "TOOLKIT_DATA"):
+        if os.environ.get(name):
+            return os.environ[name]
+    return str(Path(__file__).absolute().parents[2] / "shared" / "data")
+
+
+def default_ext_vars() -> dict[str, str]:
+    """Every environment variable with an identifier name, plus ``DATA_ROOT``."""
+    variables = {name: value for name, value in os.environ.items() if name.isidentifier()}
+    variables["DATA_ROOT"] = data_root()
+    return variables
+
+
+def unflatten(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Turn dotted keys into nesting: ``{"trainer.num_epochs": 5}`` -> ``{"trainer": {...}}``."""
+    result: dict[str, Any] = {}
+    for key, value in overrides.items():
+        if isinstance(value, Mapping):
+            value = unflatten(value)
+        *parents, leaf = key.split(".")
+        for parent in reversed(parents):
+            value = {leaf: value}
+            leaf = parent
+        result = merge(result, {leaf: value})
+    return result
+
+
+def merge(config: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep-merge *overrides* into a copy of *config*: dicts merge, anything else replaces."""
+    merged = copy_tree(config)
+    for key, value in overrides.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = copy_tree(value)
+    return merged

@@ -1,0 +1,1 @@
+"""Training: the loop, optimizers, schedules, checkpoints and devices."""

@@ -1,0 +1,31 @@
+"""Where training runs and in which precision: one place for CUDA/CPU and autocast choices."""
+
+import contextlib
+
+import torch
+
+from toolkit.errors import ConfigurationError
+
+_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    """``"auto"`` picks CUDA when present, else the CPU; an unavailable CUDA device is a config error."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError as error:
+        raise ConfigurationError(f"trainer.device: {error}") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigurationError(f"trainer.device is {name!r} but CUDA is not available; use \"auto\" or \"cpu\"")
+    return device
+
+
+def autocast(device: torch.device, precision: str | None):
+    """Autocast to bf16/fp16 on *device*, or a no-op context when *precision* is ``None``."""
+    if precision is None:
+        return contextlib.nullcontext()
+    if precision == "fp16" and device.type == "cpu":
+        raise ConfigurationError("trainer.mixed_precision 'fp16' needs a GPU; use 'bf16' on the CPU")
+    return torch.autocast(device.type, dtype=_DTYPES[precision])

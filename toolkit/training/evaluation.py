@@ -1,0 +1,38 @@
+"""Decoding a data set and scoring it: shared by validation, `toolkit evaluate` and predictors."""
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from toolkit.data.batching import TokenBudgetBatchSampler
+from toolkit.data.example import Example
+from toolkit.metrics.metric import Metric
+from toolkit.models.model import Model
+
+
+def move_to_device(batch: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    return {key: value.to(device, non_blocking=True) if isinstance(value, torch.Tensor) else value for key, value in batch.items()}
+
+
+@torch.no_grad()
+def predict(model: Model, examples: Sequence[Example], max_tokens: int = 8192, search=None) -> list[Any]:
+    """Predictions for *examples* in their original order, decoded in length-sorted batches."""
+    model.eval()
+    lengths = [len(example.tokens) for example in examples]
+    predictions: list[Any] = [None] * len(examples)
+    for indices in TokenBudgetBatchSampler(lengths, max_tokens, shuffle=False):
+        for i, prediction in zip(indices, model.predict([examples[i] for i in indices], search)):
+            predictions[i] = prediction
+    return predictions
+
+
+def evaluate(model: Model, examples: Sequence[Example], metrics: Sequence[Metric], max_tokens: int = 8192, search=None) -> dict[str, float]:
+    """Decode *examples* and score the predictions against their targets with every metric."""
+    predictions = predict(model, examples, max_tokens, search)
+    results: dict[str, float] = {}
+    for metric in metrics:
+        metric.reset()
+        metric(predictions, [example.target for example in examples])
+        results.update(metric.get_metric(reset=True))
+    return results

@@ -1,0 +1,57 @@
+"""Learning-rate schedules that scale the optimizer's base rate step by step.
+
+``noam`` is Vaswani et al. (2017), eq. 3: ``factor * d^-0.5 * min(step^-0.5, step * warmup^-1.5)``,
+a multiplier of the optimizer's ``lr`` (set ``lr`` to 1.0 for the paper's exact rates).
+``inverse_sqrt`` (fairseq) warms up linearly to the base rate, then decays as ``sqrt(warmup / step)``.
+"""
+
+import torch
+
+from toolkit.registrable import Registrable
+
+
+class LearningRateScheduler(Registrable):
+    """Wraps ``torch.optim.lr_scheduler.LambdaLR`` around a multiplier of the step number (from 1)."""
+
+    default_implementation = "inverse_sqrt"
+
+    def __init__(self, optimizer: torch.optim.Optimizer):
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: self.multiplier(step + 1))
+
+    def multiplier(self, step: int) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def step(self) -> None:
+        self.scheduler.step()
+
+    def state_dict(self) -> dict:
+        return self.scheduler.state_dict()
+
+    def load_state_dict(self, state: dict) -> None:
+        self.scheduler.load_state_dict(state)
+
+
+@LearningRateScheduler.register("noam")
+class NoamScheduler(LearningRateScheduler):
+    def __init__(self, optimizer: torch.optim.Optimizer, model_size: int, warmup_steps: int = 4000, factor: float = 1.0):
+        self.model_size, self.warmup_steps, self.factor = model_size, warmup_steps, factor
+        super().__init__(optimizer)
+
+    def multiplier(self, step: int) -> float:
+        return self.factor * self.model_size**-0.5 * min(step**-0.5, step * self.warmup_steps**-1.5)
+
+
+@LearningRateScheduler.register("inverse_sqrt")
+class InverseSqrtScheduler(LearningRateScheduler):
+    def __init__(self, optimizer: torch.optim.Optimizer, warmup_steps: int = 4000):
+        self.warmup_steps = warmup_steps
+        super().__init__(optimizer)
+
+    def multiplier(self, step: int) -> float:
+        return min(step / self.warmup_steps, (self.warmup_steps / step) ** 0.5)
+
+
+@LearningRateScheduler.register("constant")
+class ConstantScheduler(LearningRateScheduler):
+    def multiplier(self, step: int) -> float:
+        return 1.0

@@ -1,0 +1,128 @@
+"""`toolkit train`: read data, build the vocabulary and model from the config, train, archive, test.
+
+The config's top level:
+
+    dataset_reader         how to read the data files (e.g. {"type": "tsv"})
+    train_data_path        required
+    validation_data_path   optional: enables early stopping and best-checkpoint averaging
+    test_data_path         optional: evaluated once after training, into metrics.json
+    grammar                the output grammar (default {"type": "sequence"})
+    vocabulary             min_count, max_size, namespace_aliases
+    model                  the model; receives the vocabulary and the grammar
+    metrics                list of metrics for validation and test
+    trainer                optimizer, schedule, epochs, device, precision...
+    random_seed            seeds Python, NumPy and torch
+"""
+
+import json
+import logging
+import shutil
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from toolkit.archive import CONFIG_NAME, VOCABULARY_DIR, write_archive
+from toolkit.data.dataset_readers import DatasetReader
+from toolkit.data.example import Example
+from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
+from toolkit.errors import ConfigurationError
+from toolkit.from_params import construct
+from toolkit.grammars.grammar import Grammar
+from toolkit.metrics.metric import Metric
+from toolkit.models.model import Model
+from toolkit.params import Params
+from toolkit.training.checkpointer import load_weights
+from toolkit.training.evaluation import evaluate
+from toolkit.training.trainer import Trainer, seed_everything
+
+logger = logging.getLogger(__name__)
+
+
+def build_vocabulary(
+    examples: Sequence[Example],
+    grammar: Grammar,
+    min_count: dict[str, int] | None = None,
+    max_size: dict[str, int] | None = None,
+    namespace_aliases: dict[str, str] | None = None,
+) -> Vocabulary:
+    """Source tokens go to the ``tokens`` namespace, the grammar's oracle symbols to ``symbols``."""
+    counters = {SOURCE: Counter(), TARGET: Counter()}
+    for example in examples:
+        counters[SOURCE].update(example.tokens)
+        counters[TARGET].update(grammar.oracle(example))
+    return Vocabulary(counters, min_count=min_count, max_size=max_size, namespace_aliases=namespace_aliases)
+
+
+def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> None:
+    if recover and force:
+        raise ConfigurationError("use either --recover or --force, not both")
+    if directory.exists() and any(directory.iterdir()):
+        if force:
+            shutil.rmtree(directory)
+        elif not recover:
+            raise ConfigurationError(
+                f"serialization directory {directory} is not empty; use --recover to continue its training or --force to overwrite it"
+            )
+    elif recover:
+        raise ConfigurationError(f"--recover: serialization directory {directory} holds no earlier run")
+    directory.mkdir(parents=True, exist_ok=True)
+
+
+def add_file_logging(directory: Path) -> logging.Handler:
+    handler = logging.FileHandler(directory / "out.log")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger().addHandler(handler)
+    return handler
+
+
+def train_model(params: Params, serialization_dir: str | Path, recover: bool = False, force: bool = False) -> Path:
+    """Train the model that *params* describes; return the path of the written ``model.tar.gz``."""
+    directory = Path(serialization_dir)
+    config = params.as_dict()
+    prepare_serialization_dir(directory, recover, force)
+    handler = add_file_logging(directory)
+    try:
+        return _train(params, config, directory, recover)
+    finally:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+
+
+def _train(params: Params, config: dict, directory: Path, recover: bool) -> Path:
+    seed = params.pop_int("random_seed", 13)
+    seed_everything(seed)
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    train_path = params.pop("train_data_path")
+    validation_path = params.pop("validation_data_path", None)
+    test_path = params.pop("test_data_path", None)
+    grammar = Grammar.from_params(params.pop("grammar", {}))
+
+    train_examples = reader.read(train_path)
+    validation_examples = reader.read(validation_path) if validation_path else None
+    logger.info("read %d training and %d validation examples", len(train_examples), len(validation_examples or []))
+
+    vocabulary_params = params.pop("vocabulary", {})
+    vocab_dir = directory / VOCABULARY_DIR
+    if recover and vocab_dir.exists():
+        vocab = Vocabulary.load(vocab_dir)
+    else:
+        vocab = construct(build_vocabulary, vocabulary_params, examples=train_examples, grammar=grammar)
+        vocab.save(vocab_dir)
+    model = Model.from_params(params.pop("model"), vocab=vocab, grammar=grammar)
+    metrics = [Metric.from_params(p) for p in params.pop("metrics", [])]
+    trainer = Trainer.from_params(params.pop("trainer", {}))
+    params.assert_empty("the config")
+    (directory / CONFIG_NAME).write_text(json.dumps(config, indent=2))
+    logger.info("model: %d parameters", sum(p.numel() for p in model.parameters() if p.requires_grad))
+
+    train_data = [model.index(example) for example in train_examples]
+    weights, history = trainer.train(model, train_data, validation_examples, metrics, directory, seed=seed, recover=recover)
+    load_weights(model, weights)
+
+    final = {"training_epochs": len(history), **(history[-1] if history else {})}
+    if test_path:
+        test_metrics = evaluate(model, reader.read(test_path), metrics, trainer.decode_max_tokens)
+        final.update({f"test_{name}": value for name, value in test_metrics.items()})
+        logger.info("test: %s", json.dumps(test_metrics))
+    (directory / "metrics.json").write_text(json.dumps(final, indent=2))
+    return write_archive(directory, model)

@@ -1,0 +1,244 @@
+"""The training loop: token-budget batches, mixed precision, validation by decoding, checkpoints.
+
+One epoch = one pass over the training batches; after it the model decodes the validation set,
+the metrics decide early stopping and which checkpoints to keep, and everything ``--recover``
+needs is saved. At the end the best (or last) N checkpoints are averaged into the final weights.
+"""
+
+import json
+import logging
+import math
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_model
+from tqdm import tqdm
+
+from toolkit.data.batching import TokenBudgetBatchSampler
+from toolkit.data.example import Example
+from toolkit.errors import ConfigurationError
+from toolkit.from_params import Lazy
+from toolkit.metrics.metric import Metric
+from toolkit.models.model import Model
+from toolkit.registrable import Registrable
+from toolkit.training.checkpointer import Checkpointer
+from toolkit.training.device import autocast, resolve_device
+from toolkit.training.evaluation import evaluate, move_to_device
+from toolkit.training.optimizers import Optimizer
+from toolkit.training.schedulers import LearningRateScheduler
+
+logger = logging.getLogger(__name__)
+
+
+def rng_state() -> dict[str, Any]:
+    state = {"torch": torch.get_rng_state(), "python": list(random.getstate()[1]), "python_pos": random.getstate()[2]}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    random.setstate((3, tuple(state["python"]), state["python_pos"]))
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class Trainer(Registrable):
+    default_implementation = "default"
+
+
+@Trainer.register("default")
+class GradientDescentTrainer(Trainer):
+    """Trains a :class:`Model` with a token budget per batch.
+
+    # Parameters
+    optimizer, learning_rate_scheduler : built once the model exists (``Lazy``).
+    num_epochs : the most epochs to run; *max_minutes* stops earlier, at the end of an epoch.
+    patience : stop after this many validations without improvement (``None``: never).
+    validation_metric : ``"+name"`` to maximise or ``"-name"`` to minimise, e.g. ``"+logic_match"``.
+    validate_every : validate after every K-th epoch (and the last); decoding is the slow part.
+    num_checkpoints_to_average : the final weights are the mean of this many best checkpoints
+        (the last ones when there is no validation data).
+    grad_norm : clip the gradient norm to this value.
+    max_tokens, max_examples : the padded-token budget and optional sentence cap of a batch.
+    device : ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``, ``"cuda:1"``...
+    mixed_precision : ``null``, ``"bf16"`` (CPU or GPU) or ``"fp16"`` (GPU, with a gradient scaler).
+    """
+
+    def __init__(
+        self,
+        optimizer: Lazy[Optimizer] = Lazy(Optimizer),
+        learning_rate_scheduler: Lazy[LearningRateScheduler] | None = None,
+        num_epochs: int = 100,
+        patience: int | None = None,
+        validation_metric: str = "-loss",
+        validate_every: int = 1,
+        num_checkpoints_to_average: int = 1,
+        grad_norm: float | None = None,
+        max_tokens: int = 4096,
+        max_examples: int | None = None,
+        device: str = "auto",
+        mixed_precision: str | None = None,
+        max_minutes: float | None = None,
+        decode_max_tokens: int = 8192,
+        progress_bar: bool = True,
+    ):
+        if validation_metric[:1] not in "+-" or len(validation_metric) < 2:
+            raise ConfigurationError(f"trainer.validation_metric must start with '+' or '-', got {validation_metric!r}")
+        if mixed_precision not in (None, "bf16", "fp16"):
+            raise ConfigurationError(f"trainer.mixed_precision must be null, 'bf16' or 'fp16', got {mixed_precision!r}")
+        self.optimizer, self.scheduler = optimizer, learning_rate_scheduler
+        self.num_epochs, self.patience = num_epochs, patience
+        self.metric_name, self.maximize = validation_metric[1:], validation_metric[0] == "+"
+        self.validate_every, self.num_average = validate_every, num_checkpoints_to_average
+        self.grad_norm = grad_norm
+        self.max_tokens, self.max_examples = max_tokens, max_examples
+        self.device, self.mixed_precision = resolve_device(device), mixed_precision
+        self.max_minutes, self.decode_max_tokens = max_minutes, decode_max_tokens
+        self.progress_bar = progress_bar
+
+    def train(
+        self,
+        model: Model,
+        train_data: Sequence[dict[str, Any]],
+        validation_examples: Sequence[Example] | None,
+        metrics: Sequence[Metric],
+        serialization_dir: str | Path,
+        seed: int = 13,
+        recover: bool = False,
+    ) -> tuple[dict[str, torch.Tensor], list[dict[str, Any]]]:
+        """Train *model*; return the final (averaged) weights and the per-epoch metrics."""
+        model.to(self.device)
+        optimizer = self.optimizer.construct(model_parameters=[p for p in model.parameters() if p.requires_grad])
+        scheduler = self.scheduler.construct(optimizer=optimizer) if self.scheduler else None
+        scaler = torch.amp.GradScaler(self.device.type, enabled=self.mixed_precision == "fp16" and self.device.type == "cuda")
+        checkpointer = Checkpointer(Path(serialization_dir) / "checkpoints", keep=self.num_average)
+        validation_data = [model.index(e) for e in validation_examples] if validation_examples else []
+        sampler = TokenBudgetBatchSampler(
+            [model.length(item) for item in train_data], self.max_tokens, self.max_examples, shuffle=True, seed=seed
+        )
+
+        history: list[dict[str, Any]] = []
+        kept: list[tuple[float, int]] = []  # (score, epoch) of the checkpoints kept for averaging
+        start_epoch, elapsed, bad_epochs = 0, 0.0, 0
+        state = checkpointer.load_state() if recover else None
+        if state is not None:
+            load_model(model, str(checkpointer.weights_path(state["epoch"])), device=str(self.device))
+            optimizer.load_state_dict(state["optimizer"])
+            if scheduler and state.get("scheduler"):
+                scheduler.load_state_dict(state["scheduler"])
+            if state.get("scaler"):
+                scaler.load_state_dict(state["scaler"])
+            history, kept = state["history"], [tuple(k) for k in state["kept"]]
+            start_epoch, elapsed, bad_epochs = state["epoch"] + 1, state["elapsed"], state["bad_epochs"]
+            set_rng_state(state["rng"])
+            logger.info("recovered from epoch %d", state["epoch"])
+
+        for epoch in range(start_epoch, self.num_epochs):
+            if bad_epochs and self.patience is not None and bad_epochs >= self.patience:
+                logger.info("stopping early: no improvement in %s for %d validations", self.metric_name, bad_epochs)
+                break
+            if self.max_minutes is not None and elapsed >= 60 * self.max_minutes:
+                logger.info("stopping: the time budget of %.1f minutes is spent", self.max_minutes)
+                break
+            epoch_start = time.perf_counter()
+            sampler.set_epoch(epoch)
+            results = {"epoch": epoch, **self.train_epoch(model, train_data, sampler, optimizer, scheduler, scaler, epoch)}
+            last = epoch == self.num_epochs - 1
+            if validation_data and ((epoch + 1) % self.validate_every == 0 or last):
+                with autocast(self.device, self.mixed_precision):
+                    results.update({f"validation_{k}": v for k, v in self.validate(model, validation_data, validation_examples, metrics).items()})
+            elapsed += time.perf_counter() - epoch_start
+            results.update(elapsed_seconds=round(elapsed, 1), epoch_seconds=round(time.perf_counter() - epoch_start, 1))
+
+            score_key = f"validation_{self.metric_name}"
+            if validation_data and score_key not in results and any(k.startswith("validation_") for k in results):
+                raise ConfigurationError(
+                    f"trainer.validation_metric {self.metric_name!r} is not computed; available: "
+                    + ", ".join(k.removeprefix("validation_") for k in results if k.startswith("validation_"))
+                )
+            if score_key in results:
+                score = results[score_key] if self.maximize else -results[score_key]
+                improved = not kept or score > max(kept)[0]
+                bad_epochs = 0 if improved else bad_epochs + 1
+                kept = sorted(kept + [(score, epoch)], reverse=True)[: self.num_average]
+            elif not validation_data:
+                kept = ([(float(epoch), epoch)] + kept)[: self.num_average]  # the last N epochs
+            results["best_epoch"] = max(kept)[1] if kept else epoch
+            history.append(results)
+            logger.info("epoch %d: %s", epoch, json.dumps(results))
+            Path(serialization_dir, f"metrics_epoch_{epoch}.json").write_text(json.dumps(results, indent=2))
+            checkpointer.save(
+                epoch,
+                model,
+                {
+                    "epoch": epoch,
+                    "optimizer": optimizer.state_dict(),
+                    "scheduler": scheduler.state_dict() if scheduler else None,
+                    "scaler": scaler.state_dict() if scaler.is_enabled() else None,
+                    "history": history,
+                    "kept": [list(k) for k in kept],
+                    "elapsed": elapsed,
+                    "bad_epochs": bad_epochs,
+                    "rng": rng_state(),
+                },
+                [epoch for _, epoch in kept],
+            )
+        epochs = sorted(epoch for _, epoch in kept)
+        logger.info("final weights: the average of epochs %s", epochs)
+        return checkpointer.average(epochs), history
+
+    def train_epoch(self, model, train_data, sampler, optimizer, scheduler, scaler, epoch) -> dict[str, float]:
+        model.train()
+        total_loss, batches, correct, tokens = 0.0, 0, 0, 0
+        progress = tqdm(sampler, desc=f"epoch {epoch}", disable=not self.progress_bar or None, leave=False, dynamic_ncols=True)
+        for indices in progress:
+            batch = move_to_device(model.collate([train_data[i] for i in indices]), self.device)
+            with autocast(self.device, self.mixed_precision):
+                output = model(batch)
+            loss = output["loss"]
+            optimizer.zero_grad(set_to_none=True)
+            scaler.scale(loss).backward()
+            if self.grad_norm is not None:
+                scaler.unscale_(optimizer)
+                torch.nn.utils.clip_grad_norm_(model.parameters(), self.grad_norm)
+            scaler.step(optimizer)
+            scaler.update()
+            if scheduler:
+                scheduler.step()
+            total_loss, batches = total_loss + loss.item(), batches + 1
+            correct, tokens = correct + int(output["correct_tokens"]), tokens + int(output["num_tokens"])
+            progress.set_postfix(loss=f"{total_loss / batches:.4f}", acc=f"{correct / max(tokens, 1):.3f}")
+        if not math.isfinite(total_loss):
+            logger.warning("epoch %d: the training loss is not finite", epoch)
+        return {
+            "training_loss": total_loss / max(batches, 1),
+            "training_token_accuracy": correct / max(tokens, 1),
+            "learning_rate": optimizer.param_groups[0]["lr"],
+        }
+
+    @torch.no_grad()
+    def validate(self, model, validation_data, validation_examples, metrics) -> dict[str, float]:
+        model.eval()
+        sampler = TokenBudgetBatchSampler([model.length(item) for item in validation_data], self.decode_max_tokens, shuffle=False)
+        loss, tokens = 0.0, 0
+        for indices in sampler:
+            output = model(move_to_device(model.collate([validation_data[i] for i in indices]), self.device))
+            loss += output["loss"].item() * int(output["num_tokens"])
+            tokens += int(output["num_tokens"])
+        results = {"loss": loss / max(tokens, 1)}
+        if metrics:
+            results.update(evaluate(model, validation_examples, metrics, self.decode_max_tokens))
+        return results
