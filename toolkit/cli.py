@@ -135,6 +135,12 @@ def list_components(base: str | None, include: tuple[str, ...]) -> None:
             click.echo(f"  {name}{default}: {implementation.__module__}.{implementation.__qualname__}")
 
 
+def one_line(message: str) -> str:
+    """Fold a multi-line message (jsonnet's traces, tarfile's per-method reasons) into one line."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return lines[0] + (f" ({'; '.join(lines[1:])})" if len(lines) > 1 else "") if lines else message
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=False)
@@ -144,7 +150,7 @@ def main() -> None:
         error.show()
         sys.exit(error.exit_code)
     except ToolkitError as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {one_line(str(error))}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)

@@ -106,7 +106,8 @@ class EncoderDecoder(Model):
         for name, parameter in self.named_parameters():
             if parameter.dim() > 1 and "embedding" not in name:
                 nn.init.xavier_uniform_(parameter)
-        for embedding in {self.source_embedding, self.target_embedding}:
+        shared = self.target_embedding is self.source_embedding
+        for embedding in [self.source_embedding] + ([] if shared else [self.target_embedding]):
             nn.init.normal_(embedding.weight, std=embedding.embedding_dim**-0.5)
             with torch.no_grad():
                 embedding.weight[self.pad_index].zero_()

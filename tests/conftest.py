@@ -1,0 +1,26 @@
+"""Shared fixtures: paths to the real data sets and small slices of them."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+def data_root() -> Path:
+    return Path(os.environ.get("TOOLKIT_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture
+def geo_slice(tmp_path) -> dict[str, Path]:
+    """The first 40 GEO training pairs as train data and the next 10 as test data."""
+    source = data_root() / "geo" / "train.txt"
+    if not source.exists():
+        pytest.skip(f"GEO data not found at {source}")
+    lines = source.read_text(encoding="utf-8").splitlines()
+    paths = {"train": tmp_path / "train.tsv", "test": tmp_path / "test.tsv"}
+    paths["train"].write_text("\n".join(lines[:40]) + "\n", encoding="utf-8")
+    paths["test"].write_text("\n".join(lines[40:50]) + "\n", encoding="utf-8")
+    return paths

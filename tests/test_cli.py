@@ -1,0 +1,151 @@
+"""End to end through the `toolkit` command on a slice of real GEO data, and its errors on bad input."""
+
+import json
+import sys
+import tarfile
+
+import pytest
+
+from tests.conftest import FIXTURES
+from toolkit.cli import main
+
+CONFIG = str(FIXTURES / "tiny_seq2seq.jsonnet")
+
+
+def run(monkeypatch, capsys, *args):
+    """Run `toolkit ARGS` in-process; return (exit code, stdout, stderr)."""
+    monkeypatch.setattr(sys, "argv", ["toolkit", *map(str, args)])
+    try:
+        main()
+        code = 0
+    except SystemExit as exit:
+        code = exit.code or 0
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def data_env(monkeypatch, geo_slice):
+    monkeypatch.setenv("TRAIN", str(geo_slice["train"]))
+    monkeypatch.setenv("TEST", str(geo_slice["test"]))
+    return geo_slice
+
+
+@pytest.fixture
+def archive(tmp_path_factory, data_env, monkeypatch, capsys):
+    directory = tmp_path_factory.mktemp("run")
+    code, out, err = run(monkeypatch, capsys, "train", CONFIG, "-s", directory, "-f")
+    assert code == 0, err
+    assert out.strip().endswith("model.tar.gz")
+    return directory / "model.tar.gz"
+
+
+def test_train_evaluate_predict(archive, data_env, monkeypatch, capsys, tmp_path):
+    directory = archive.parent
+    history = [json.loads((directory / f"metrics_epoch_{e}.json").read_text()) for e in range(3)]
+    assert [h["epoch"] for h in history] == [0, 1, 2]
+    assert history[-1]["training_loss"] < history[0]["training_loss"]
+    final = json.loads((directory / "metrics.json").read_text())
+    assert {"test_exact_match", "test_logic_match", "training_epochs"} <= set(final)
+    with tarfile.open(archive) as tar:
+        names = set(tar.getnames())
+    assert {"config.json", "weights.safetensors", "metrics.json", "vocabulary/tokens.txt", "vocabulary/symbols.txt"} <= names
+
+    code, out, err = run(monkeypatch, capsys, "evaluate", archive, data_env["test"])
+    assert code == 0, err
+    metrics = json.loads(out)
+    assert metrics["examples"] == 10 and 0.0 <= metrics["logic_match"] <= 1.0
+    # The archive's averaged weights are the ones training scored on the test set.
+    assert metrics["logic_match"] == pytest.approx(final["test_logic_match"])
+
+    inputs = tmp_path / "questions.txt"
+    inputs.write_text('what state border s0\n\n{"question": "citi in s0"}\n{"question": 3}\nnot json {\n')
+    code, out, err = run(monkeypatch, capsys, "predict", archive, inputs, "--predictor", "semantic_parser")
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert len(lines) == 5  # nothing dropped, nothing reordered
+    assert lines[0]["question"] == "what state border s0" and isinstance(lines[0]["logical_form"], str)
+    assert "error" in lines[1]
+    assert lines[2]["question"] == "citi in s0"
+    assert "error" in lines[3]
+    assert lines[4]["question"] == "not json {"
+
+
+def test_list_shows_registered_names(monkeypatch, capsys):
+    code, out, _ = run(monkeypatch, capsys, "list")
+    assert code == 0
+    for expected in ("Seq2SeqEncoder", "transformer", "Grammar", "sequence (default)", "Metric", "logic_match", "Predictor", "semantic_parser"):
+        assert expected in out
+    code, out, _ = run(monkeypatch, capsys, "list", "metric")
+    assert code == 0 and "exact_match" in out and "Grammar" not in out
+
+
+def assert_one_line_error(code, err, *fragments):
+    assert code != 0
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def test_config_key_typo_names_the_key_path(data_env, monkeypatch, capsys, tmp_path):
+    code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", tmp_path / "r", "-o", '{"model.encoder.num_layer": 2}')
+    assert_one_line_error(code, err, "model.encoder.num_layer", "num_layers")
+
+
+def test_unknown_type_lists_the_available_names(data_env, monkeypatch, capsys, tmp_path):
+    code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", tmp_path / "r", "-o", '{"model.encoder.type": "transfromer"}')
+    assert_one_line_error(code, err, "transfromer", "did you mean 'transformer'", "Available")
+
+
+def test_wrong_value_type_names_the_key_path(data_env, monkeypatch, capsys, tmp_path):
+    code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", tmp_path / "r", "-o", '{"trainer.num_epochs": "three"}')
+    assert_one_line_error(code, err, "trainer.num_epochs", "int")
+
+
+def test_missing_data_file(data_env, monkeypatch, capsys, tmp_path):
+    code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", tmp_path / "r", "-o", json.dumps({"train_data_path": str(tmp_path / "nope.tsv")}))
+    assert_one_line_error(code, err, "nope.tsv")
+
+
+def test_tsv_line_without_tab_names_file_and_line(data_env, monkeypatch, capsys, tmp_path):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("what state border s0\t( state:t $0 )\nno tab on this line\n")
+    code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", tmp_path / "r", "-o", json.dumps({"train_data_path": str(bad)}))
+    assert_one_line_error(code, err, "bad.tsv:2")
+
+
+def test_existing_serialization_dir_needs_recover_or_force(data_env, monkeypatch, capsys, tmp_path):
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "out.log").write_text("earlier run")
+    code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", tmp_path / "r")
+    assert_one_line_error(code, err, "--recover", "--force")
+
+
+def test_missing_archive(monkeypatch, capsys, tmp_path):
+    code, _, err = run(monkeypatch, capsys, "evaluate", tmp_path / "missing.tar.gz", tmp_path / "data.tsv")
+    assert_one_line_error(code, err, "archive not found")
+
+
+def test_corrupt_archive(monkeypatch, capsys, tmp_path):
+    corrupt = tmp_path / "model.tar.gz"
+    corrupt.write_bytes(b"\x1f\x8b\x08\x00 this is not a tarball")
+    code, _, err = run(monkeypatch, capsys, "predict", corrupt, "-")
+    assert_one_line_error(code, err, "model.tar.gz")
+
+
+def test_archive_with_torn_weights(archive, monkeypatch, capsys, tmp_path):
+    torn = tmp_path / "torn.tar.gz"
+    with tarfile.open(archive) as source, tarfile.open(torn, "w:gz") as target:
+        for member in source.getmembers():
+            data = source.extractfile(member) if member.isfile() else None
+            if member.name == "weights.safetensors":
+                import io
+
+                payload = data.read()[:100]
+                member.size = len(payload)
+                data = io.BytesIO(payload)
+            target.addfile(member, data)
+    code, _, err = run(monkeypatch, capsys, "evaluate", torn, tmp_path / "x.tsv")
+    assert_one_line_error(code, err, "weights.safetensors")

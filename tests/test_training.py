@@ -1,0 +1,72 @@
+"""Training mechanics: exact resume, checkpoint averaging, schedules."""
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from tests.conftest import FIXTURES
+from toolkit.errors import ConfigurationError
+from toolkit.params import Params
+from toolkit.training.schedulers import InverseSqrtScheduler, NoamScheduler
+from toolkit.training.train import train_model
+
+CONFIG = FIXTURES / "tiny_seq2seq.jsonnet"
+
+
+def params(geo_slice, **overrides) -> Params:
+    ext_vars = {"TRAIN": str(geo_slice["train"]), "TEST": str(geo_slice["test"])}
+    return Params.from_file(CONFIG, overrides={"test_data_path": None, **overrides}, ext_vars=ext_vars)
+
+
+def weights(directory):
+    return load_file(str(directory / "weights.safetensors"))
+
+
+def test_resumed_training_ends_with_the_same_weights(geo_slice, tmp_path):
+    train_model(params(geo_slice, **{"trainer.num_epochs": 4}), tmp_path / "straight")
+
+    train_model(params(geo_slice, **{"trainer.num_epochs": 2}), tmp_path / "resumed")
+    first_leg = weights(tmp_path / "resumed")
+    train_model(params(geo_slice, **{"trainer.num_epochs": 4}), tmp_path / "resumed", recover=True)
+
+    straight, resumed = weights(tmp_path / "straight"), weights(tmp_path / "resumed")
+    assert straight.keys() == resumed.keys()
+    for name in straight:
+        assert torch.equal(straight[name], resumed[name]), name
+    assert any(not torch.equal(first_leg[name], resumed[name]) for name in first_leg)  # the second leg did train
+    history = [json.loads((tmp_path / "resumed" / f"metrics_epoch_{e}.json").read_text())["epoch"] for e in range(4)]
+    assert history == [0, 1, 2, 3]
+
+
+def test_final_weights_average_the_best_checkpoints(geo_slice, tmp_path):
+    directory = tmp_path / "run"
+    train_model(params(geo_slice, **{"trainer.num_epochs": 3, "trainer.num_checkpoints_to_average": 2, "validation_data_path": None}), directory)
+    kept = sorted(directory.glob("checkpoints/model_epoch_*.safetensors"))
+    assert [path.name for path in kept] == ["model_epoch_1.safetensors", "model_epoch_2.safetensors"]  # no validation: the last two
+    one, two = (load_file(str(path)) for path in kept)
+    final = weights(directory)
+    for name in final:
+        assert torch.allclose(final[name], (one[name] + two[name]) / 2, atol=1e-6), name
+
+
+def test_recover_without_an_earlier_run_is_an_error(geo_slice, tmp_path):
+    with pytest.raises(ConfigurationError, match="holds no earlier run"):
+        train_model(params(geo_slice), tmp_path / "empty", recover=True)
+
+
+def test_noam_schedule_matches_the_paper_formula():
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    scheduler = NoamScheduler(optimizer, model_size=512, warmup_steps=4000)
+    for step in (1, 100, 4000, 10000):
+        assert scheduler.multiplier(step) == pytest.approx(512**-0.5 * min(step**-0.5, step * 4000**-1.5))
+    assert optimizer.param_groups[0]["lr"] == pytest.approx(512**-0.5 * 4000**-1.5)  # step 1 already applied
+
+
+def test_inverse_sqrt_peaks_at_the_end_of_warmup():
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    scheduler = InverseSqrtScheduler(optimizer, warmup_steps=10)
+    values = [scheduler.multiplier(step) for step in range(1, 41)]
+    assert max(values) == values[9] == 1.0
+    assert values[39] == pytest.approx(0.5)
