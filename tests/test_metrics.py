@@ -103,3 +103,12 @@ class TestLogicMatch:
     def test_malformed_gold_is_a_data_error(self):
         with pytest.raises(DataError, match="not well-formed"):
             LogicMatch()(["( a )"], ["( a"])
+
+
+def test_token_accuracy_counts_positions_over_the_longer_side():
+    from toolkit.metrics import TokenAccuracy
+
+    metric = TokenAccuracy()
+    metric(["( a b )", "( a"], ["( a c )", "( a b )"])
+    # 3 of 4 in the first pair, 2 of 4 in the second (the prediction is two tokens short).
+    assert metric.get_metric()["token_accuracy"] == pytest.approx(5 / 8)

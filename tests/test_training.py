@@ -70,3 +70,16 @@ def test_inverse_sqrt_peaks_at_the_end_of_warmup():
     values = [scheduler.multiplier(step) for step in range(1, 41)]
     assert max(values) == values[9] == 1.0
     assert values[39] == pytest.approx(0.5)
+
+
+def test_bf16_mixed_precision_trains_on_the_cpu(geo_slice, tmp_path):
+    train_model(params(geo_slice, **{"trainer.num_epochs": 2, "trainer.mixed_precision": "bf16", "validation_data_path": None}), tmp_path / "bf16")
+    history = [json.loads((tmp_path / "bf16" / f"metrics_epoch_{e}.json").read_text()) for e in range(2)]
+    assert all(h["training_loss"] == h["training_loss"] for h in history)  # finite, not NaN
+    assert history[1]["training_loss"] < history[0]["training_loss"]
+    assert all(t.dtype == torch.float32 for t in weights(tmp_path / "bf16").values())  # master weights stay fp32
+
+
+def test_fp16_on_the_cpu_is_a_config_error(geo_slice, tmp_path):
+    with pytest.raises(ConfigurationError, match="fp16"):
+        train_model(params(geo_slice, **{"trainer.num_epochs": 1, "trainer.mixed_precision": "fp16", "trainer.device": "cpu"}), tmp_path / "fp16")

@@ -49,17 +49,19 @@ def cli(verbose: bool) -> None:
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False))
 @click.option("-s", "--serialization-dir", required=True, type=click.Path(file_okay=False), help="Where checkpoints, logs and the archive go.")
-@click.option("-o", "--overrides", default=None, help='JSON or jsonnet merged into the config, e.g. \'{"trainer.num_epochs": 5}\'.')
+@click.option("-o", "--overrides", multiple=True, help='JSON or jsonnet (inline, or a file) merged into the config, e.g. \'{"trainer.num_epochs": 5}\'; repeatable, later ones win.')
 @click.option("--recover", is_flag=True, help="Continue the training in SERIALIZATION_DIR from its last checkpoint.")
 @click.option("-f", "--force", is_flag=True, help="Delete SERIALIZATION_DIR first.")
 @include_option
-def train(config: str, serialization_dir: str, overrides: str | None, recover: bool, force: bool, include: tuple[str, ...]) -> None:
+def train(config: str, serialization_dir: str, overrides: tuple[str, ...], recover: bool, force: bool, include: tuple[str, ...]) -> None:
     """Train the model CONFIG describes; writes SERIALIZATION_DIR/model.tar.gz."""
-    from toolkit.params import Params
-    from toolkit.training.train import train_model
+    from toolkit.params import Params, evaluate_jsonnet, merge, unflatten
 
     _setup(include)
-    archive = train_model(Params.from_file(config, overrides), serialization_dir, recover=recover, force=force)
+    combined: dict = {}
+    for override in overrides:
+        combined = merge(combined, unflatten(evaluate_jsonnet(override)))
+    archive = train_model(Params.from_file(config, combined), serialization_dir, recover=recover, force=force)
     click.echo(str(archive))
 
 

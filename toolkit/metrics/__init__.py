@@ -3,5 +3,6 @@
 from toolkit.metrics.exact_match import ExactMatch
 from toolkit.metrics.logic_match import LogicMatch, canonical, parse_sexpr
 from toolkit.metrics.metric import Metric
+from toolkit.metrics.token_accuracy import TokenAccuracy
 
-__all__ = ["ExactMatch", "LogicMatch", "Metric", "canonical", "parse_sexpr"]
+__all__ = ["ExactMatch", "LogicMatch", "Metric", "canonical", "parse_sexpr", "TokenAccuracy"]

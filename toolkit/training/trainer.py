@@ -21,6 +21,7 @@ from tqdm import tqdm
 
 from toolkit.data.batching import TokenBudgetBatchSampler
 from toolkit.data.example import Example
+from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError
 from toolkit.from_params import Lazy
 from toolkit.metrics.metric import Metric
@@ -73,6 +74,8 @@ class GradientDescentTrainer(Trainer):
         (the last ones when there is no validation data).
     grad_norm : clip the gradient norm to this value.
     max_tokens, max_examples : the padded-token budget and optional sentence cap of a batch.
+    validation_search : the search used for validation (default: the model's own); greedy is a
+        cheap stand-in for a beam when choosing checkpoints.
     device : ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``, ``"cuda:1"``...
     mixed_precision : ``null``, ``"bf16"`` (CPU or GPU) or ``"fp16"`` (GPU, with a gradient scaler).
     """
@@ -93,6 +96,7 @@ class GradientDescentTrainer(Trainer):
         mixed_precision: str | None = None,
         max_minutes: float | None = None,
         decode_max_tokens: int = 8192,
+        validation_search: Search | None = None,
         progress_bar: bool = True,
     ):
         if validation_metric[:1] not in "+-" or len(validation_metric) < 2:
@@ -107,6 +111,7 @@ class GradientDescentTrainer(Trainer):
         self.max_tokens, self.max_examples = max_tokens, max_examples
         self.device, self.mixed_precision = resolve_device(device), mixed_precision
         self.max_minutes, self.decode_max_tokens = max_minutes, decode_max_tokens
+        self.validation_search = validation_search
         self.progress_bar = progress_bar
 
     def train(
@@ -240,5 +245,5 @@ class GradientDescentTrainer(Trainer):
             tokens += int(output["num_tokens"])
         results = {"loss": loss / max(tokens, 1)}
         if metrics:
-            results.update(evaluate(model, validation_examples, metrics, self.decode_max_tokens))
+            results.update(evaluate(model, validation_examples, metrics, self.decode_max_tokens, self.validation_search))
         return results
