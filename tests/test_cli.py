@@ -149,3 +149,10 @@ def test_archive_with_torn_weights(archive, monkeypatch, capsys, tmp_path):
             target.addfile(member, data)
     code, _, err = run(monkeypatch, capsys, "evaluate", torn, tmp_path / "x.tsv")
     assert_one_line_error(code, err, "weights.safetensors")
+
+
+def test_overrides_repeat_and_may_be_files(data_env, monkeypatch, capsys, tmp_path):
+    override_file = tmp_path / "size.jsonnet"
+    override_file.write_text("{ 'model.decoder': { num_layers: 1, bogus_key: 3 } }")
+    code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", tmp_path / "r", "-o", '{"trainer.num_epochs": 1}', "-o", override_file)
+    assert_one_line_error(code, err, "model.decoder.bogus_key")

@@ -83,3 +83,15 @@ def test_bf16_mixed_precision_trains_on_the_cpu(geo_slice, tmp_path):
 def test_fp16_on_the_cpu_is_a_config_error(geo_slice, tmp_path):
     with pytest.raises(ConfigurationError, match="fp16"):
         train_model(params(geo_slice, **{"trainer.num_epochs": 1, "trainer.mixed_precision": "fp16", "trainer.device": "cpu"}), tmp_path / "fp16")
+
+
+def test_time_budget_stops_and_recover_continues_from_an_unvalidated_epoch(geo_slice, tmp_path):
+    every_other = {"trainer.num_epochs": 3, "trainer.validate_every": 2}
+    train_model(params(geo_slice, **every_other), tmp_path / "straight")
+    # A zero budget lets exactly one epoch run (epoch 0, which validate_every=2 leaves unvalidated).
+    train_model(params(geo_slice, **every_other, **{"trainer.max_minutes": 0}), tmp_path / "budget")
+    assert sorted(p.name for p in (tmp_path / "budget").glob("metrics_epoch_*.json")) == ["metrics_epoch_0.json"]
+    assert "validation_loss" not in json.loads((tmp_path / "budget" / "metrics_epoch_0.json").read_text())
+    train_model(params(geo_slice, **every_other), tmp_path / "budget", recover=True)
+    straight, resumed = weights(tmp_path / "straight"), weights(tmp_path / "budget")
+    assert all(torch.equal(straight[name], resumed[name]) for name in straight)

@@ -56,6 +56,7 @@ def cli(verbose: bool) -> None:
 def train(config: str, serialization_dir: str, overrides: tuple[str, ...], recover: bool, force: bool, include: tuple[str, ...]) -> None:
     """Train the model CONFIG describes; writes SERIALIZATION_DIR/model.tar.gz."""
     from toolkit.params import Params, evaluate_jsonnet, merge, unflatten
+    from toolkit.training.train import train_model
 
     _setup(include)
     combined: dict = {}

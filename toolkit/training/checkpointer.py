@@ -3,7 +3,7 @@
 ``model_epoch_K.safetensors`` holds the weights after epoch K; ``training_state.pt`` holds what
 ``--recover`` needs to continue exactly (optimizer, scheduler, RNG, history), loaded with
 ``weights_only=True`` so nothing is unpickled. Only the weights the final average needs are
-kept: the best *keep* epochs by validation score, or the last *keep* without validation.
+kept: the newest (for ``--recover``) and those the trainer will average.
 """
 
 import os
@@ -26,10 +26,9 @@ def atomic_write(path: Path, write) -> None:
 class Checkpointer:
     STATE = "training_state.pt"
 
-    def __init__(self, directory: str | os.PathLike, keep: int = 1):
+    def __init__(self, directory: str | os.PathLike):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
-        self.keep = keep
 
     def weights_path(self, epoch: int) -> Path:
         return self.directory / f"model_epoch_{epoch}.safetensors"

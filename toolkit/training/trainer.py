@@ -66,7 +66,9 @@ class GradientDescentTrainer(Trainer):
 
     # Parameters
     optimizer, learning_rate_scheduler : built once the model exists (``Lazy``).
-    num_epochs : the most epochs to run; *max_minutes* stops earlier, at the end of an epoch.
+    num_epochs : the most epochs to run.
+    max_minutes : a wall-clock budget for training and validation: no epoch starts that would,
+        at the pace of the last one, end past it (the time is kept across ``--recover``).
     patience : stop after this many validations without improvement (``None``: never).
     validation_metric : ``"+name"`` to maximise or ``"-name"`` to minimise, e.g. ``"+logic_match"``.
     validate_every : validate after every K-th epoch (and the last); decoding is the slow part.
@@ -101,6 +103,8 @@ class GradientDescentTrainer(Trainer):
     ):
         if validation_metric[:1] not in "+-" or len(validation_metric) < 2:
             raise ConfigurationError(f"trainer.validation_metric must start with '+' or '-', got {validation_metric!r}")
+        if num_epochs < 1:
+            raise ConfigurationError(f"trainer.num_epochs must be at least 1, got {num_epochs}")
         if mixed_precision not in (None, "bf16", "fp16"):
             raise ConfigurationError(f"trainer.mixed_precision must be null, 'bf16' or 'fp16', got {mixed_precision!r}")
         self.optimizer, self.scheduler = optimizer, learning_rate_scheduler
@@ -129,7 +133,7 @@ class GradientDescentTrainer(Trainer):
         optimizer = self.optimizer.construct(model_parameters=[p for p in model.parameters() if p.requires_grad])
         scheduler = self.scheduler.construct(optimizer=optimizer) if self.scheduler else None
         scaler = torch.amp.GradScaler(self.device.type, enabled=self.mixed_precision == "fp16" and self.device.type == "cuda")
-        checkpointer = Checkpointer(Path(serialization_dir) / "checkpoints", keep=self.num_average)
+        checkpointer = Checkpointer(Path(serialization_dir) / "checkpoints")
         validation_data = [model.index(e) for e in validation_examples] if validation_examples else []
         sampler = TokenBudgetBatchSampler(
             [model.length(item) for item in train_data], self.max_tokens, self.max_examples, shuffle=True, seed=seed
@@ -155,8 +159,9 @@ class GradientDescentTrainer(Trainer):
             if bad_epochs and self.patience is not None and bad_epochs >= self.patience:
                 logger.info("stopping early: no improvement in %s for %d validations", self.metric_name, bad_epochs)
                 break
-            if self.max_minutes is not None and elapsed >= 60 * self.max_minutes:
-                logger.info("stopping: the time budget of %.1f minutes is spent", self.max_minutes)
+            last_epoch_seconds = history[-1]["epoch_seconds"] if history else 0.0
+            if self.max_minutes is not None and elapsed + last_epoch_seconds > 60 * self.max_minutes:
+                logger.info("stopping: another epoch would overrun the time budget of %.1f minutes", self.max_minutes)
                 break
             epoch_start = time.perf_counter()
             sampler.set_epoch(epoch)
@@ -199,9 +204,10 @@ class GradientDescentTrainer(Trainer):
                     "bad_epochs": bad_epochs,
                     "rng": rng_state(),
                 },
-                [epoch for _, epoch in kept],
+                [epoch for _, epoch in kept] + [epoch],  # the newest weights stay, for --recover
             )
-        epochs = sorted(epoch for _, epoch in kept)
+        # Stopped before any validation (a tight time budget): the newest weights are all there is.
+        epochs = sorted(epoch for _, epoch in kept) or [history[-1]["epoch"]]
         logger.info("final weights: the average of epochs %s", epochs)
         return checkpointer.average(epochs), history
 
