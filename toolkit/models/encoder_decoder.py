@@ -56,6 +56,8 @@ class EncoderDecoder(Model):
         must alias the two namespaces (``"namespace_aliases": {"symbols": "tokens"}``).
     tie_output_embeddings : the output projection reuses the target embedding matrix.
     label_smoothing : the epsilon of label-smoothed cross-entropy (Szegedy et al., 2016).
+    source_token_dropout : in training, replace each source token by the unknown token with this
+        probability, so that the unknown-word embedding is learned for the words unseen in training.
     """
 
     def __init__(
@@ -68,6 +70,7 @@ class EncoderDecoder(Model):
         share_embeddings: bool = False,
         tie_output_embeddings: bool = True,
         label_smoothing: float = 0.1,
+        source_token_dropout: float = 0.0,
         scale_embeddings: bool = True,
     ):
         super().__init__()
@@ -82,7 +85,7 @@ class EncoderDecoder(Model):
         self.vocab, self.grammar = vocab, grammar
         self.encoder, self.decoder = encoder, decoder
         self.search = search or GreedySearch()
-        self.label_smoothing = label_smoothing
+        self.label_smoothing, self.source_token_dropout = label_smoothing, source_token_dropout
         self.embedding_scale = math.sqrt(dim) if scale_embeddings else 1.0
         self.pad_index, self.bos_index = Vocabulary.PAD_INDEX, Vocabulary.BOS_INDEX
 
@@ -140,7 +143,11 @@ class EncoderDecoder(Model):
 
     def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         """Teacher-forced loss; also the counts behind token accuracy."""
-        memory, memory_mask = self.encode(batch["source"])
+        source = batch["source"]
+        if self.training and self.source_token_dropout > 0:
+            drop = (torch.rand(source.shape, device=source.device) < self.source_token_dropout) & (source != self.pad_index)
+            source = source.masked_fill(drop, Vocabulary.UNK_INDEX)
+        memory, memory_mask = self.encode(source)
         features = self.decoder.batch_features(batch["features"], memory.device) if self.decoder.uses_features else None
         hidden = self.decoder(self.target_embedding(batch["target_in"]) * self.embedding_scale, memory, memory_mask, features)
         logits = self.output_projection(hidden)  # (B, T, V)
