@@ -103,3 +103,14 @@ def test_search_only_emits_what_the_grammar_allows(search):
         assert 2 <= len(symbols) <= 4 and len(symbols) % 2 == 0
         assert symbols[0::2] == ["("] * (len(symbols) // 2)
         assert set(symbols[1::2]) <= {"state:t", "city:t"}
+
+
+@pytest.mark.parametrize("search", [GreedySearch(), BeamSearch(beam_size=4)])
+def test_bracketed_grammar_makes_even_a_random_model_balanced(search):
+    from toolkit.grammars import BracketedGrammar
+    from toolkit.metrics import parse_sexpr
+
+    model = tiny_model(BracketedGrammar(max_length=9), seed=3)
+    for prediction in model.predict(examples(), search):
+        assert len(prediction.split()) <= 9
+        parse_sexpr(prediction)  # raises on unbalanced brackets

@@ -20,12 +20,25 @@ from toolkit.errors import DataError
 from toolkit.registrable import Registrable
 
 
+@dataclass(frozen=True)
+class AllExcept:
+    """Every symbol but *symbols*: what a state allows when the excluded set is the small one."""
+
+    symbols: frozenset[str] = frozenset()
+
+    def __contains__(self, symbol: object) -> bool:
+        return symbol not in self.symbols
+
+
+Allowed = Collection[str] | AllExcept | None  # None: any symbol
+
+
 class State(ABC):
     """A partial output: the symbols decoded so far, seen through the grammar."""
 
     @abstractmethod
-    def allowed(self) -> Collection[str] | None:
-        """The symbols that may come next, or ``None`` when any symbol may."""
+    def allowed(self) -> Allowed:
+        """The symbols that may come next: a collection, :class:`AllExcept`, or ``None`` for any."""
 
     def features(self) -> Mapping[str, Any]:
         """Structural side information for the next step (tree position, stack/buffer, ...)."""

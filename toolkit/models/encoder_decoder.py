@@ -18,7 +18,7 @@ from toolkit.data.example import Example
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
 from toolkit.decoding import GreedySearch, Search
 from toolkit.errors import ConfigurationError
-from toolkit.grammars.grammar import Grammar, State
+from toolkit.grammars.grammar import AllExcept, Grammar, State
 from toolkit.models.model import Model
 from toolkit.modules.decoders import Decoder, DecoderCache
 from toolkit.modules.encoders import Seq2SeqEncoder
@@ -189,10 +189,11 @@ class EncoderDecoder(Model):
                 mask[row, self.pad_index] = True
                 continue
             allowed = state.allowed()
-            if allowed is not None:
+            if isinstance(allowed, AllExcept):
+                mask[row, [self.target_ids[symbol] for symbol in allowed.symbols if symbol in self.target_ids]] = False
+            elif allowed is not None:
                 mask[row] = False
-                ids = [self.target_ids[symbol] for symbol in allowed if symbol in self.target_ids]
-                mask[row, ids] = True
+                mask[row, [self.target_ids[symbol] for symbol in allowed if symbol in self.target_ids]] = True
         return mask
 
     def symbols(self, indices: Sequence[int]) -> list[str]:
