@@ -15,14 +15,11 @@ local transformer = { type: 'transformer', input_dim: dim, num_layers: layers, n
   train_data_path: data_root + '/atis/train.tsv',
   validation_data_path: data_root + '/atis/dev.tsv',
   test_data_path: data_root + '/atis/test.tsv',
-  grammar: { type: 'sequence', max_length: 150 },
-  // Anonymised entities (ci0, al0, ...) appear in questions and logical forms alike: one table serves both.
-  vocabulary: { namespace_aliases: { symbols: 'tokens' } },
+  grammar: { type: 'bracketed', max_length: 150 },
   model: {
     type: 'encoder_decoder',
     encoder: transformer,
     decoder: transformer,
-    share_embeddings: true,
     tie_output_embeddings: true,
     label_smoothing: 0.1,
     search: { type: 'beam', beam_size: 5 },
@@ -31,8 +28,8 @@ local transformer = { type: 'transformer', input_dim: dim, num_layers: layers, n
   trainer: {
     optimizer: { type: 'adam', lr: 1e-3, betas: [0.9, 0.98], eps: 1e-9 },
     learning_rate_scheduler: { type: 'inverse_sqrt', warmup_steps: 400 },
-    num_epochs: 60,
-    patience: 15,
+    num_epochs: 50,
+    patience: 10,
     validation_metric: '+logic_match',
     validation_search: { type: 'greedy' },
     num_checkpoints_to_average: 3,
