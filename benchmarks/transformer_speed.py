@@ -11,6 +11,7 @@ Prints a table; speed is only ever compared within this one process.
 
 import argparse
 import time
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -37,7 +38,9 @@ class TorchTransformerParser(nn.Module):
         super().__init__()
         self.source_embedding, self.target_embedding = nn.Embedding(source_vocab, dim, padding_idx=0), nn.Embedding(target_vocab, dim, padding_idx=0)
         self.positions = SinusoidalPositionalEncoding(dim)
-        self.transformer = nn.Transformer(dim, heads, layers, layers, ff_dim, dropout, batch_first=True, norm_first=True)
+        with warnings.catch_warnings():  # "enable_nested_tensor is True, but ... norm_first was True": harmless
+            warnings.simplefilter("ignore", UserWarning)
+            self.transformer = nn.Transformer(dim, heads, layers, layers, ff_dim, dropout, batch_first=True, norm_first=True)
         self.output = nn.Linear(dim, target_vocab, bias=False)
         self.output.weight = self.target_embedding.weight
         self.scale = dim**0.5

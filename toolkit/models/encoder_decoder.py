@@ -100,9 +100,10 @@ class EncoderDecoder(Model):
 
         self.target_tokens = vocab.tokens(TARGET)
         self.target_ids = {symbol: i for i, symbol in enumerate(self.target_tokens)}
-        never = torch.ones(len(self.target_tokens), dtype=torch.bool)
-        never[[Vocabulary.PAD_INDEX, Vocabulary.UNK_INDEX, Vocabulary.BOS_INDEX]] = False  # never predicted
-        self.register_buffer("default_allowed", never, persistent=False)
+        # Padding, unknown and start are never predicted. The mask is built on the CPU, row by row,
+        # and moved to the model's device once per step.
+        self.default_allowed = torch.ones(len(self.target_tokens), dtype=torch.bool)
+        self.default_allowed[[Vocabulary.PAD_INDEX, Vocabulary.UNK_INDEX, Vocabulary.BOS_INDEX]] = False
 
     def reset_parameters(self) -> None:
         """Xavier-uniform matrices (Glorot & Bengio, 2010); embeddings N(0, 1/d), as in the Transformer."""
@@ -194,7 +195,7 @@ class EncoderDecoder(Model):
             elif allowed is not None:
                 mask[row] = False
                 mask[row, [self.target_ids[symbol] for symbol in allowed if symbol in self.target_ids]] = True
-        return mask
+        return mask.to(self.device, non_blocking=True)
 
     def symbols(self, indices: Sequence[int]) -> list[str]:
         return [self.target_tokens[i] for i in indices]
