@@ -34,6 +34,7 @@ local dropout = 0.3;
     max_tokens: 2048,
     num_checkpoints_to_average: 5,
     device: 'auto',
+    mixed_precision: 'auto',  // bf16 on a GPU; full precision on the CPU, where these results were measured
   },
   random_seed: 13,
 }

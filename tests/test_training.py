@@ -95,3 +95,12 @@ def test_time_budget_stops_and_recover_continues_from_an_unvalidated_epoch(geo_s
     train_model(params(geo_slice, **every_other), tmp_path / "budget", recover=True)
     straight, resumed = weights(tmp_path / "straight"), weights(tmp_path / "budget")
     assert all(torch.equal(straight[name], resumed[name]) for name in straight)
+
+
+def test_precision_auto_is_full_precision_on_the_cpu_and_bad_values_name_the_key():
+    from toolkit.training.device import resolve_precision
+
+    assert resolve_precision("auto", torch.device("cpu")) is None
+    assert resolve_precision("bf16", torch.device("cpu")) == "bf16"
+    with pytest.raises(ConfigurationError, match="trainer.mixed_precision"):
+        resolve_precision("fp8", torch.device("cpu"))

@@ -22,10 +22,19 @@ def resolve_device(name: str = "auto") -> torch.device:
     return device
 
 
+def resolve_precision(precision: str | None, device: torch.device) -> str | None:
+    """``"auto"`` means bf16 autocast on a GPU that supports it, and full precision elsewhere."""
+    if precision == "auto":
+        return "bf16" if device.type == "cuda" and torch.cuda.is_bf16_supported() else None
+    if precision not in (None, "bf16", "fp16"):
+        raise ConfigurationError(f"trainer.mixed_precision must be null, 'auto', 'bf16' or 'fp16', got {precision!r}")
+    if precision == "fp16" and device.type == "cpu":
+        raise ConfigurationError("trainer.mixed_precision 'fp16' needs a GPU; use 'bf16' on the CPU")
+    return precision
+
+
 def autocast(device: torch.device, precision: str | None):
     """Autocast to bf16/fp16 on *device*, or a no-op context when *precision* is ``None``."""
     if precision is None:
         return contextlib.nullcontext()
-    if precision == "fp16" and device.type == "cpu":
-        raise ConfigurationError("trainer.mixed_precision 'fp16' needs a GPU; use 'bf16' on the CPU")
     return torch.autocast(device.type, dtype=_DTYPES[precision])

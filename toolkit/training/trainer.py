@@ -28,7 +28,7 @@ from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
 from toolkit.registrable import Registrable
 from toolkit.training.checkpointer import Checkpointer
-from toolkit.training.device import autocast, resolve_device
+from toolkit.training.device import autocast, resolve_device, resolve_precision
 from toolkit.training.evaluation import evaluate, move_to_device
 from toolkit.training.optimizers import Optimizer
 from toolkit.training.schedulers import LearningRateScheduler
@@ -79,7 +79,8 @@ class GradientDescentTrainer(Trainer):
     validation_search : the search used for validation (default: the model's own); greedy is a
         cheap stand-in for a beam when choosing checkpoints.
     device : ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``, ``"cuda:1"``...
-    mixed_precision : ``null``, ``"bf16"`` (CPU or GPU) or ``"fp16"`` (GPU, with a gradient scaler).
+    mixed_precision : ``null``, ``"bf16"`` (CPU or GPU), ``"fp16"`` (GPU, with a gradient scaler), or
+        ``"auto"``: bf16 on a GPU that has it, full precision on the CPU.
     """
 
     def __init__(
@@ -105,15 +106,14 @@ class GradientDescentTrainer(Trainer):
             raise ConfigurationError(f"trainer.validation_metric must start with '+' or '-', got {validation_metric!r}")
         if num_epochs < 1:
             raise ConfigurationError(f"trainer.num_epochs must be at least 1, got {num_epochs}")
-        if mixed_precision not in (None, "bf16", "fp16"):
-            raise ConfigurationError(f"trainer.mixed_precision must be null, 'bf16' or 'fp16', got {mixed_precision!r}")
         self.optimizer, self.scheduler = optimizer, learning_rate_scheduler
         self.num_epochs, self.patience = num_epochs, patience
         self.metric_name, self.maximize = validation_metric[1:], validation_metric[0] == "+"
         self.validate_every, self.num_average = validate_every, num_checkpoints_to_average
         self.grad_norm = grad_norm
         self.max_tokens, self.max_examples = max_tokens, max_examples
-        self.device, self.mixed_precision = resolve_device(device), mixed_precision
+        self.device = resolve_device(device)
+        self.mixed_precision = resolve_precision(mixed_precision, self.device)
         self.max_minutes, self.decode_max_tokens = max_minutes, decode_max_tokens
         self.validation_search = validation_search
         self.progress_bar = progress_bar
