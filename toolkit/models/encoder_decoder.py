@@ -6,7 +6,7 @@ grammar's state machine, so outputs are always well-formed.
 """
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,7 @@ from toolkit.data.example import Example
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
 from toolkit.decoding import GreedySearch, Search
 from toolkit.errors import ConfigurationError
-from toolkit.grammars.grammar import AllExcept, Grammar, State
+from toolkit.grammars.grammar import Allowed, Grammar, State
 from toolkit.models.model import Model
 from toolkit.modules.decoders import Decoder, DecoderCache
 from toolkit.modules.encoders import Seq2SeqEncoder
@@ -104,6 +104,9 @@ class EncoderDecoder(Model):
         # and moved to the model's device once per step.
         self.default_allowed = torch.ones(len(self.target_tokens), dtype=torch.bool)
         self.default_allowed[[Vocabulary.PAD_INDEX, Vocabulary.UNK_INDEX, Vocabulary.BOS_INDEX]] = False
+        self.final_row = torch.zeros_like(self.default_allowed)
+        self.final_row[self.pad_index] = True
+        self.row_cache: dict[Any, torch.Tensor] = {}
 
     def reset_parameters(self) -> None:
         """Xavier-uniform matrices (Glorot & Bengio, 2010); embeddings N(0, 1/d), as in the Transformer."""
@@ -183,19 +186,38 @@ class EncoderDecoder(Model):
         return F.log_softmax(self.output_projection(hidden).float(), dim=-1), context
 
     def allowed_mask(self, states: Sequence[State]) -> torch.Tensor:
-        mask = self.default_allowed.expand(len(states), -1).clone()
-        for row, state in enumerate(states):
-            if state.is_final():
-                mask[row] = False
-                mask[row, self.pad_index] = True
-                continue
-            allowed = state.allowed()
-            if isinstance(allowed, AllExcept):
-                mask[row, [self.target_ids[symbol] for symbol in allowed.symbols if symbol in self.target_ids]] = False
-            elif allowed is not None:
-                mask[row] = False
-                mask[row, [self.target_ids[symbol] for symbol in allowed if symbol in self.target_ids]] = True
-        return mask.to(self.device, non_blocking=True)
+        """(N, V) bool on the model's device; a final state allows only padding."""
+        rows = [self.final_row if state.is_final() else self.allowed_row(state.allowed()) for state in states]
+        return torch.stack(rows).to(self.device, non_blocking=True)
+
+    def allowed_row(self, allowed: Allowed) -> torch.Tensor:
+        """The vocabulary mask of one ``State.allowed()`` answer, memoised when the answer is hashable.
+
+        A collection is looked up symbol by symbol; anything else (``AllExcept``, a tree codec's
+        arity bound, ...) is asked ``symbol in allowed`` once per vocabulary symbol. Grammars
+        repeat a few answers over and over, so the memo makes most steps a dictionary lookup.
+        """
+        if allowed is None:
+            return self.default_allowed
+        try:
+            return self.row_cache[allowed]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable (a set): no memo
+            return self.collection_row(allowed)
+        if isinstance(allowed, Collection):
+            row = self.collection_row(allowed)
+        else:
+            row = self.default_allowed & torch.tensor([symbol in allowed for symbol in self.target_tokens])
+        if len(self.row_cache) >= 4096:
+            self.row_cache.clear()
+        self.row_cache[allowed] = row
+        return row
+
+    def collection_row(self, allowed: Collection[str]) -> torch.Tensor:
+        row = torch.zeros_like(self.default_allowed)
+        row[[self.target_ids[symbol] for symbol in allowed if symbol in self.target_ids]] = True
+        return row
 
     def symbols(self, indices: Sequence[int]) -> list[str]:
         return [self.target_tokens[i] for i in indices]
