@@ -156,3 +156,16 @@ def test_overrides_repeat_and_may_be_files(data_env, monkeypatch, capsys, tmp_pa
     override_file.write_text("{ 'model.decoder': { num_layers: 1, bogus_key: 3 } }")
     code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", tmp_path / "r", "-o", '{"trainer.num_epochs": 1}', "-o", override_file)
     assert_one_line_error(code, err, "model.decoder.bogus_key")
+
+
+def test_oracle_replays_the_grammar_and_counts_round_trips(data_env, monkeypatch, capsys):
+    code, out, err = run(monkeypatch, capsys, "oracle", CONFIG, data_env["train"], "-o", '{"grammar": {"type": "bracketed", "max_length": 60}}')
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["examples"] == 40 and report["exact_round_trips"] == 40 and report["oracle_errors"] == 0
+    # A length cap below the longest logical form makes the oracle fail on those lines, by file and line.
+    code, out, err = run(monkeypatch, capsys, "oracle", CONFIG, data_env["train"], "-o", '{"grammar": {"type": "bracketed", "max_length": 12}}')
+    report = json.loads(out)
+    assert code == 0 and report["oracle_errors"] > 0
+    assert report["exact_round_trips"] + report["oracle_errors"] == 40
+    assert "train.tsv:" in report["first_errors"][0]

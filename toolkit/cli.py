@@ -1,4 +1,4 @@
-"""The `toolkit` command: train, evaluate, predict, list.
+"""The `toolkit` command: train, evaluate, predict, oracle, list.
 
 A mistake in the user's input (config, data, archive) prints one ``error:`` line and exits with
 status 1; click's own usage errors exit with 2. Only bugs show a traceback.
@@ -24,6 +24,16 @@ def _setup(include: tuple[str, ...]) -> None:
     from toolkit.plugins import import_plugins
 
     import_plugins(include)
+
+
+def _params(config: str, overrides: tuple[str, ...]):
+    """The config with every ``-o`` merged in order (later ones win)."""
+    from toolkit.params import Params, evaluate_jsonnet, merge, unflatten
+
+    combined: dict = {}
+    for override in overrides:
+        combined = merge(combined, unflatten(evaluate_jsonnet(override)))
+    return Params.from_file(config, combined)
 
 
 def _search(beam_size: int | None):
@@ -55,14 +65,10 @@ def cli(verbose: bool) -> None:
 @include_option
 def train(config: str, serialization_dir: str, overrides: tuple[str, ...], recover: bool, force: bool, include: tuple[str, ...]) -> None:
     """Train the model CONFIG describes; writes SERIALIZATION_DIR/model.tar.gz."""
-    from toolkit.params import Params, evaluate_jsonnet, merge, unflatten
     from toolkit.training.train import train_model
 
     _setup(include)
-    combined: dict = {}
-    for override in overrides:
-        combined = merge(combined, unflatten(evaluate_jsonnet(override)))
-    archive = train_model(Params.from_file(config, combined), serialization_dir, recover=recover, force=force)
+    archive = train_model(_params(config, overrides), serialization_dir, recover=recover, force=force)
     click.echo(str(archive))
 
 
@@ -115,6 +121,24 @@ def predict(archive: str, input_file: str, predictor: str | None, output_file: s
             source.close()
         if sink is not sys.stdout:
             sink.close()
+
+
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.argument("data", type=click.Path())
+@click.option("-o", "--overrides", multiple=True, help="As for `train`: JSON or jsonnet merged into the config.")
+@include_option
+def oracle(config: str, data: str, overrides: tuple[str, ...], include: tuple[str, ...]) -> None:
+    """Replay CONFIG's grammar oracle on DATA; prints round-trip counts as one JSON object."""
+    from toolkit.data.dataset_readers import DatasetReader
+    from toolkit.grammars.grammar import Grammar
+    from toolkit.oracle import replay_oracle
+
+    _setup(include)
+    params = _params(config, overrides)
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    grammar = Grammar.from_params(params.pop("grammar", {}))
+    click.echo(json.dumps(replay_oracle(grammar, reader.read(data))))
 
 
 @cli.command(name="list")

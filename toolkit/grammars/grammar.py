@@ -78,6 +78,17 @@ class Grammar(Registrable):
     def initial_state(self, example: Example) -> State:
         """The state before the first symbol, for the sentence of *example*."""
 
+    def gold(self, example: Example) -> Any:
+        """What ``result()`` must equal after replaying the oracle: here the whitespace-normalised target."""
+        return " ".join(str(example.target).split())
+
+    def replay(self, example: Example) -> State:
+        """The final state reached by feeding the oracle's symbols to the state machine."""
+        state = self.initial_state(example)
+        for symbol in self.oracle(example):
+            state = state.apply(symbol)
+        return state
+
     def derive(self, example: Example) -> Derivation:
         """Replay the oracle through the state machine, collecting each step's features.
 
