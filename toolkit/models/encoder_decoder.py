@@ -175,7 +175,9 @@ class EncoderDecoder(Model):
         """Next-symbol log-probabilities (N, V); without a cache the whole prefix is decoded again."""
         features = None
         if self.decoder.uses_features:
-            features = self.decoder.batch_features([[state.features()] for state in states], prefix.device)
+            if context.cache is None:
+                raise ConfigurationError("decoders that read grammar features need the key/value cache (search.use_cache: true)")
+            features = self.decoder.step_features([state.features() for state in states], prefix.device)
         if context.cache is None:
             embedded = self.target_embedding(prefix) * self.embedding_scale
             hidden = self.decoder(embedded, context.memory, context.memory_mask, features)[:, -1]

@@ -26,6 +26,7 @@ class DecoderCache:
     memory_keys_values: list[tuple[torch.Tensor, torch.Tensor]]  # per layer, each (N, H, S, d)
     self_keys_values: list[tuple[torch.Tensor, torch.Tensor] | None] = field(default_factory=list)
     step: int = 0
+    extra: dict[str, torch.Tensor] = field(default_factory=dict)  # decoder-specific state, e.g. the last node's position
 
     def reorder(self, index: torch.Tensor) -> "DecoderCache":
         """Keep the hypotheses at *index* (N',), in that order (beam search's backpointers)."""
@@ -35,6 +36,7 @@ class DecoderCache:
             [pick(kv) for kv in self.memory_keys_values],
             [pick(kv) for kv in self.self_keys_values],
             self.step,
+            {name: tensor.index_select(0, index) for name, tensor in self.extra.items()},
         )
 
 
@@ -59,5 +61,9 @@ class Decoder(nn.Module, Registrable):
         raise NotImplementedError
 
     def batch_features(self, features: Sequence[Sequence[Mapping[str, Any]]], device: torch.device) -> Any:
-        """Turn per-example, per-step grammar features into the tensors :meth:`forward` takes."""
+        """Turn per-example, per-step grammar features (teacher forcing) into what :meth:`forward` takes."""
+        return None
+
+    def step_features(self, features: Sequence[Mapping[str, Any]], device: torch.device) -> Any:
+        """Turn each hypothesis's current ``state.features()`` into what :meth:`step` takes."""
         return None

@@ -6,7 +6,9 @@ from torch import nn
 from toolkit.modules.attention import MultiHeadAttention, padding_mask
 from toolkit.modules.decoders.decoder import Decoder, DecoderCache
 from toolkit.modules.feedforward import FeedForward
+from toolkit.errors import ConfigurationError
 from toolkit.modules.positional_encoding import SinusoidalPositionalEncoding
+from toolkit.modules.tree_positional_encoding import TreePositionalEncoding, branch_one_hots
 
 
 class TransformerDecoderLayer(nn.Module):
@@ -51,6 +53,14 @@ class TransformerDecoderLayer(nn.Module):
 
 @Decoder.register("transformer")
 class TransformerDecoder(Decoder):
+    """A stack of causal self-attention, cross-attention and feed-forward layers.
+
+    *positional_encoding* is ``"sinusoidal"`` (sequence positions) or ``"tree"``: each input
+    symbol carries the tree position of the node it belongs to, read from the grammar state's
+    ``features()["path"]`` (the start symbol carries the root's zero vector), encoded as in
+    Shiv & Quirk (2019) with *tree_degree*, *tree_max_depth* and *tree_parameterized*.
+    """
+
     def __init__(
         self,
         input_dim: int,
@@ -61,35 +71,69 @@ class TransformerDecoder(Decoder):
         attention_dropout: float = 0.0,
         norm_first: bool = True,
         max_length: int = 1024,
+        positional_encoding: str = "sinusoidal",
+        tree_degree: int = 2,
+        tree_max_depth: int = 32,
+        tree_parameterized: bool = True,
     ):
         super().__init__()
+        if positional_encoding not in ("sinusoidal", "tree"):
+            raise ConfigurationError(f"decoder.positional_encoding must be 'sinusoidal' or 'tree', got {positional_encoding!r}")
         self.input_dim = input_dim
-        self.positions = SinusoidalPositionalEncoding(input_dim, max_length)
+        self.uses_features = positional_encoding == "tree"
+        if self.uses_features:
+            self.tree_positions = TreePositionalEncoding(input_dim, tree_degree, tree_max_depth, tree_parameterized)
+        else:
+            self.positions = SinusoidalPositionalEncoding(input_dim, max_length)
         self.dropout = nn.Dropout(dropout)
         self.layers = nn.ModuleList(
             TransformerDecoderLayer(input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first) for _ in range(num_layers)
         )
         self.final_norm = nn.LayerNorm(input_dim) if norm_first else nn.Identity()
 
+    def one_hots(self, paths, device) -> torch.Tensor:
+        return branch_one_hots(paths, self.tree_positions.degree, self.tree_positions.max_depth).to(device)
+
+    def batch_features(self, features, device):
+        """(B, T, n·k) one-hots: input t is the symbol of node t - 1, so it carries that node's path."""
+        length = max(map(len, features))
+        paths = [[()] + [step["path"] for step in steps[:-1]] + [()] * (length - len(steps)) for steps in features]
+        return self.one_hots([path for example in paths for path in example], device).view(len(features), length, -1)
+
+    def step_features(self, features, device):
+        return self.one_hots([step["path"] for step in features], device)  # (N, n·k): the nodes about to be predicted
+
+    def add_positions(self, embedded: torch.Tensor, one_hots: torch.Tensor | None, offset: int = 0) -> torch.Tensor:
+        if self.uses_features:
+            return embedded + self.tree_positions(one_hots).to(embedded.dtype)
+        return self.positions(embedded, offset)
+
     def forward(self, embedded, memory, memory_mask, features=None):
-        x = self.dropout(self.positions(embedded))
+        x = self.dropout(self.add_positions(embedded, features))
         mask = padding_mask(memory_mask)
         for layer in self.layers:
             x, _ = layer(x, layer.cross_attention.project_keys_values(memory), mask)
         return self.final_norm(x)
 
     def start(self, memory, memory_mask):
+        extra = {}
+        if self.uses_features:  # the start symbol sits at the root: the zero position
+            extra["input_position"] = memory.new_zeros(memory.size(0), self.tree_positions.width)
         return DecoderCache(
             memory_mask,
             [layer.cross_attention.project_keys_values(memory) for layer in self.layers],
             [None] * len(self.layers),
+            extra=extra,
         )
 
     def step(self, embedded, cache, features=None):
-        x = self.dropout(self.positions(embedded, offset=cache.step))
+        position = cache.extra.get("input_position")
+        x = self.dropout(self.add_positions(embedded, None if position is None else position[:, None], offset=cache.step))
         mask = padding_mask(cache.memory_mask)
         self_kv = []
         for layer, memory_kv, past_kv in zip(self.layers, cache.memory_keys_values, cache.self_keys_values):
             x, kv = layer(x, memory_kv, mask, past_kv)
             self_kv.append(kv)
-        return self.final_norm(x), DecoderCache(cache.memory_mask, cache.memory_keys_values, self_kv, cache.step + 1)
+        # The node predicted now is the one the next input symbol belongs to.
+        extra = {"input_position": features} if self.uses_features else {}
+        return self.final_norm(x), DecoderCache(cache.memory_mask, cache.memory_keys_values, self_kv, cache.step + 1, extra)
