@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NoReturn
 
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
@@ -89,12 +89,12 @@ class TreeCodec(Grammar):
 
     def parse(self, example: Example) -> Tree:
         """The gold tree of *example*; a malformed target is a :class:`DataError` naming file and line."""
+        if not isinstance(example.target, str):
+            self._refuse(example, f"expected a logical-form string as target, got {example.target!r}")
         try:
-            if not isinstance(example.target, str):
-                raise ValueError(f"expected a logical-form string as target, got {example.target!r}")
             return self.parse_text(example.target)
         except ValueError as error:
-            raise DataError(f"{self.format} logical form: {error}", example.meta.get("path"), example.meta.get("line")) from None
+            self._refuse(example, f"{self.format} logical form: {error}")
 
     def visits(self, tree: Tree) -> list[Visit]:
         """The nodes of *tree* in this codec's order, with their paths."""
@@ -116,8 +116,8 @@ class TreeCodec(Grammar):
         return max(len(visit.path) for visit in self.visits(self.parse(example))) > self.max_depth
 
     @staticmethod
-    def _refuse(example: Example, why: str) -> None:
-        raise DataError(why, example.meta.get("path"), example.meta.get("line"))
+    def _refuse(example: Example, why: str) -> NoReturn:
+        raise DataError(why, example.meta.get("path"), example.meta.get("line")) from None
 
 
 @dataclass(frozen=True)
