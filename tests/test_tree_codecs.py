@@ -321,3 +321,11 @@ def test_every_real_logical_form_round_trips_through_every_codec(fmt):
             for name in derivation.symbols:
                 state = state.apply(name)
             assert state.result() == expected, (codec, path, number)
+
+
+def test_data_report_counts_trees_deeper_than_the_encoding_reaches():
+    from toolkit.grammars import Grammar
+
+    examples = [Example(["q"], "( f ( g ( h a ) ) )"), Example(["q"], "( f a )")]
+    assert Grammar.from_params({"type": "nary_dfs", "max_depth": 2}).data_report(examples) == {"trees_deeper_than_max_depth_2": 1}
+    assert Grammar.from_params({"type": "lcrs_dfs"}).data_report(examples) == {"trees_deeper_than_max_depth_32": 0}

@@ -10,7 +10,7 @@ paths are read in (n-ary or LCRS binary) and the traversal order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, NoReturn
 
@@ -110,6 +110,10 @@ class TreeCodec(Grammar):
 
     def initial_state(self, example: Example) -> TreeState:
         return TreeState(self, Frontier(self.layout, self.order), ())
+
+    def data_report(self, examples: Sequence[Example]) -> dict[str, int]:
+        """How many trees have paths longer than *max_depth*: the encoding forgets their oldest branches."""
+        return {f"trees_deeper_than_max_depth_{self.max_depth}": sum(self.too_deep(example) for example in examples)}
 
     def too_deep(self, example: Example) -> bool:
         """Whether some node's path is longer than *max_depth*, so the encoding truncates it."""

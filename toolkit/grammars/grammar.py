@@ -11,7 +11,7 @@ beam search can keep and share states freely.
 """
 
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,6 +77,10 @@ class Grammar(Registrable):
     @abstractmethod
     def initial_state(self, example: Example) -> State:
         """The state before the first symbol, for the sentence of *example*."""
+
+    def data_report(self, examples: Sequence[Example]) -> dict[str, int]:
+        """Counts worth a line in the training log (e.g. trees deeper than a positional encoding reaches)."""
+        return {}
 
     def gold(self, example: Example) -> Any:
         """What ``result()`` must equal after replaying the oracle: here the whitespace-normalised target."""

@@ -100,6 +100,8 @@ def _train(params: Params, config: dict, directory: Path, recover: bool) -> Path
     train_examples = reader.read(train_path)
     validation_examples = reader.read(validation_path) if validation_path else None
     logger.info("read %d training and %d validation examples", len(train_examples), len(validation_examples or []))
+    if report := grammar.data_report(train_examples):
+        logger.info("grammar on the training data: %s", json.dumps(report))
 
     vocabulary_params = params.pop("vocabulary", {})
     vocab_dir = directory / VOCABULARY_DIR
