@@ -13,11 +13,14 @@ beam search can keep and share states freely.
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolkit.data.example import Example
 from toolkit.errors import DataError
 from toolkit.registrable import Registrable
+
+if TYPE_CHECKING:
+    from toolkit.metrics.metric import Metric
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,15 @@ class Grammar(Registrable):
     def data_report(self, examples: Sequence[Example]) -> dict[str, int]:
         """Counts worth a line in the training log (e.g. trees deeper than a positional encoding reaches)."""
         return {}
+
+    def skips(self, example: Example) -> bool:
+        """Whether training should leave *example* out: the grammar cannot derive it by choice (e.g. a
+        non-projective tree for a projective transition system told to skip them); ``data_report`` counts them."""
+        return False
+
+    def oracle_metrics(self) -> list["Metric"]:
+        """Metrics ``toolkit oracle`` scores the replayed results with, against the targets (e.g. UAS/LAS)."""
+        return []
 
     def gold(self, example: Example) -> Any:
         """What ``result()`` must equal after replaying the oracle: here the whitespace-normalised target."""

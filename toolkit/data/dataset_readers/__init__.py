@@ -1,9 +1,10 @@
 """Dataset readers: turn data files into :class:`~toolkit.data.example.Example` lists.
 
-Importing this package registers the built-in readers (``"tsv"``).
+Importing this package registers the built-in readers (``"tsv"``, ``"conllu"``).
 """
 
+from toolkit.data.dataset_readers.conllu import ConlluReader, DependencyTree
 from toolkit.data.dataset_readers.dataset_reader import DatasetReader
 from toolkit.data.dataset_readers.tsv import TsvReader
 
-__all__ = ["DatasetReader", "TsvReader"]
+__all__ = ["ConlluReader", "DatasetReader", "DependencyTree", "TsvReader"]

@@ -1,0 +1,80 @@
+"""Parser actions as vocabulary symbols, and the set of actions a configuration allows.
+
+An action is a string: ``SHIFT``, ``SWAP``, or an arc with its relation, ``LEFT-ARC:nsubj`` /
+``RIGHT-ARC:nmod:poss`` (the relation is everything after the first colon). Relations are not
+listed anywhere in the grammar: the model's symbol vocabulary, built from the oracle's actions on
+the training data, is the label set. :class:`ValidActions` therefore admits an arc with *any*
+relation when its kind is valid, so the answer depends only on a handful of flags; it is hashable
+and repeats constantly, which is what the model's memoised vocabulary mask wants.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+
+SHIFT = "SHIFT"
+SWAP = "SWAP"
+LEFT = "LEFT-ARC"
+RIGHT = "RIGHT-ARC"
+KINDS = (SHIFT, LEFT, RIGHT, SWAP)
+
+
+def arc(kind: str, label: str) -> str:
+    """The symbol of an arc action: ``arc("LEFT-ARC", "nsubj") == "LEFT-ARC:nsubj"``."""
+    return f"{kind}:{label}"
+
+
+def split_action(symbol: str) -> tuple[str, str | None]:
+    """``(kind, relation)``; the relation is ``None`` for SHIFT and SWAP. ``ValueError`` if not an action."""
+    kind, colon, label = symbol.partition(":")
+    if kind in (LEFT, RIGHT) and label:
+        return kind, label
+    if kind in (SHIFT, SWAP) and not colon:
+        return kind, None
+    raise ValueError(f"{symbol!r} is not a parser action (SHIFT, SWAP, LEFT-ARC:<relation>, RIGHT-ARC:<relation>)")
+
+
+@dataclass(frozen=True)
+class ValidActions:
+    """The actions a configuration allows, as flags per kind; ``symbol in valid`` checks a symbol.
+
+    *right* is a right arc to a word, *root* a right arc to the artificial root. When *root_label*
+    is set, an arc to the root must carry it and no other arc may (UD's ``root``), so every output
+    names its root the way the treebank does.
+    """
+
+    shift: bool = False
+    left: bool = False
+    right: bool = False
+    root: bool = False
+    swap: bool = False
+    root_label: str | None = None
+
+    def __contains__(self, symbol: object) -> bool:
+        if symbol == SHIFT:
+            return self.shift
+        if symbol == SWAP:
+            return self.swap
+        if not isinstance(symbol, str):
+            return False
+        kind, _, label = symbol.partition(":")
+        if not label:
+            return False
+        if kind == LEFT:
+            return self.left and label != self.root_label
+        if kind == RIGHT:
+            if self.root:
+                return self.root_label is None or label == self.root_label
+            return self.right and label != self.root_label
+        return False
+
+    @staticmethod
+    @cache
+    def of(shift: bool, left: bool, right: bool, root: bool, swap: bool, root_label: str | None) -> "ValidActions":
+        """The shared instance for these flags: there are only a few, and configurations ask for one at every step."""
+        return ValidActions(shift, left, right, root, swap, root_label)
+
+    def expand(self, labels: Iterable[str]) -> list[str]:
+        """Every allowed symbol whose relation is among *labels* (for tests and enumerating searches)."""
+        candidates = [SHIFT, SWAP] + [arc(kind, label) for label in labels for kind in (LEFT, RIGHT)]
+        return [symbol for symbol in candidates if symbol in self]

@@ -1,0 +1,43 @@
+"""Arc-hybrid (Kuhlmann, Gómez-Rodríguez & Satta, 2011): left arcs to the buffer, right arcs on the stack.
+
+- ``SHIFT``: move the buffer's front onto the stack.
+- ``LEFT-ARC:r``: the buffer's front ``b0`` governs the stack top ``s0`` (never the root), which is popped.
+- ``RIGHT-ARC:r``: ``s1`` governs ``s0``, which is popped; with ``s1`` the root this is the root
+  arc, valid with a single root only once the buffer is empty.
+
+Projective trees only. The static oracle (Goldberg & Nivre, 2013): LEFT-ARC when ``b0`` is
+``s0``'s gold head, RIGHT-ARC when ``s1`` is and ``s0`` has all its dependents, else SHIFT.
+"""
+
+from toolkit.grammars.grammar import Grammar
+from transition_systems.actions import LEFT, RIGHT, SHIFT, ValidActions, arc
+from transition_systems.configuration import Configuration
+from transition_systems.transition_system import GoldTree, ProjectiveTransitionSystem
+
+
+@Grammar.register("arc_hybrid")
+class ArcHybrid(ProjectiveTransitionSystem):
+    """Arc-hybrid transitions (see the module docstring). Registered as ``"arc_hybrid"``."""
+
+    def valid(self, config: Configuration) -> ValidActions:
+        stack, buffer = config.stack, config.buffer
+        return ValidActions.of(
+            bool(buffer), bool(buffer) and len(stack) >= 2, len(stack) >= 3, len(stack) == 2 and self.root_attachment(not buffer), False, self.root_label
+        )
+
+    def transition(self, config: Configuration, kind: str, label: str | None) -> Configuration:
+        stack, buffer = config.stack, config.buffer
+        if kind == SHIFT:
+            return config.move(stack + buffer[:1], buffer[1:])
+        if kind == LEFT:
+            return config.attach(buffer[0], stack[-1], label, stack[:-1], buffer)
+        return config.attach(stack[-2], stack[-1], label, stack[:-1], buffer)
+
+    def gold_action(self, config: Configuration, gold: GoldTree) -> str | None:
+        stack, buffer = config.stack, config.buffer
+        s0 = stack[-1]
+        if buffer and s0 and gold.heads[s0] == buffer[0] and gold.complete(s0, config):
+            return arc(LEFT, gold.labels[s0])
+        if len(stack) >= 2 and gold.heads[s0] == stack[-2] and gold.complete(s0, config):
+            return arc(RIGHT, gold.labels[s0])
+        return SHIFT if buffer else None

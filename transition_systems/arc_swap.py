@@ -1,0 +1,113 @@
+"""Arc-swap (Nivre, 2009): arc-standard plus SWAP, which reorders words and so builds any tree.
+
+- ``SHIFT``, ``LEFT-ARC:r``, ``RIGHT-ARC:r``: as in arc-standard.
+- ``SWAP``: move ``s1`` back to the front of the buffer, valid when ``0 < s1 < s0`` in the
+  sentence, so no pair is swapped back and every run ends (in O(n^2) actions).
+
+The static oracle sorts the words into the tree's *projective order* (in-order traversal, in
+which the tree is projective) and parses that order arc-standard style: an arc when the gold tree
+has it and the dependent is complete, else SWAP when ``s0`` comes before ``s1`` in that order,
+else SHIFT. The *eager* oracle swaps as soon as it may (Nivre, 2009); the *lazy* one waits while
+``s0`` and the buffer's front belong to the same maximal projective component, i.e. while the
+words can still be joined without reordering (Nivre, Kuhlmann & Hall, 2009), which needs fewer swaps.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from toolkit.errors import ConfigurationError
+from toolkit.grammars.grammar import Grammar
+from transition_systems.actions import SHIFT, SWAP, ValidActions
+from transition_systems.arc_standard import stack_arc_gold_action, stack_arc_transition, stack_arc_valid
+from transition_systems.configuration import Configuration
+from transition_systems.projectivity import projective_order
+from transition_systems.transition_system import GoldTree, TransitionSystem
+
+
+def projective_components(heads: Sequence[int]) -> tuple[int, ...]:
+    """``component[node]``: the head of *node*'s maximal projective component (0 for the root).
+
+    The components are the subtrees left on the stack when arc-standard parses the sentence in its
+    own order, adding a gold arc whenever the dependent is complete and shifting otherwise.
+    """
+    parent = (-1, *heads)
+    pending = [0] * (len(heads) + 1)
+    for head in heads:
+        pending[head] += 1
+    built: list[list[int]] = [[] for _ in range(len(heads) + 1)]
+    stack = [0]
+    for word in range(1, len(heads) + 1):
+        stack.append(word)
+        while len(stack) >= 2:
+            s1, s0 = stack[-2], stack[-1]
+            if s1 and parent[s1] == s0 and not pending[s1]:
+                head, dependent = s0, stack.pop(-2)
+            elif parent[s0] == s1 and not pending[s0]:
+                head, dependent = s1, stack.pop()
+            else:
+                break
+            built[head].append(dependent)
+            pending[head] -= 1
+    component = [0] * (len(heads) + 1)
+    for top in stack:
+        todo = [top]
+        while todo:
+            node = todo.pop()
+            component[node] = top
+            todo.extend(built[node])
+    return tuple(component)
+
+
+@dataclass(frozen=True)
+class SwapGoldTree(GoldTree):
+    """The gold tree with each node's position in the projective order and its projective component."""
+
+    position: tuple[int, ...] = ()
+    component: tuple[int, ...] = ()
+
+
+@Grammar.register("arc_swap")
+class ArcSwap(TransitionSystem):
+    """Arc-standard with SWAP (see the module docstring). Registered as ``"arc_swap"``.
+
+    Args:
+        swap_oracle: ``"lazy"`` (default, fewer swaps) or ``"eager"``.
+        root_label, single_root: as for every :class:`TransitionSystem`.
+    """
+
+    def __init__(self, swap_oracle: Literal["lazy", "eager"] = "lazy", root_label: str | None = "root", single_root: bool = True) -> None:
+        if swap_oracle not in ("lazy", "eager"):
+            raise ConfigurationError(f"grammar.swap_oracle must be 'lazy' or 'eager', got {swap_oracle!r}")
+        super().__init__(root_label, single_root)
+        self.swap_oracle = swap_oracle
+
+    def valid(self, config: Configuration) -> ValidActions:
+        valid = stack_arc_valid(self, config)
+        stack = config.stack
+        if len(stack) >= 3 and stack[-2] < stack[-1]:
+            return ValidActions.of(valid.shift, valid.left, valid.right, valid.root, True, valid.root_label)
+        return valid
+
+    def transition(self, config: Configuration, kind: str, label: str | None) -> Configuration:
+        if kind == SWAP:
+            stack = config.stack
+            return config.move(stack[:-2] + stack[-1:], stack[-2:-1] + config.buffer)
+        return stack_arc_transition(config, kind, label)
+
+    def gold_tree(self, heads: tuple[int, ...], labels: tuple[str, ...]) -> SwapGoldTree:
+        base = GoldTree.of(heads, labels)
+        position = [0] * (len(heads) + 1)
+        for rank, node in enumerate(projective_order(heads)):
+            position[node] = rank
+        component = projective_components(heads) if self.swap_oracle == "lazy" else ()
+        return SwapGoldTree(base.heads, base.labels, base.children, tuple(position), component)
+
+    def gold_action(self, config: Configuration, gold: SwapGoldTree) -> str | None:
+        if action := stack_arc_gold_action(config, gold):
+            return action
+        stack, buffer = config.stack, config.buffer
+        out_of_order = len(stack) >= 3 and gold.position[stack[-1]] < gold.position[stack[-2]]
+        if out_of_order and (self.swap_oracle == "eager" or not buffer or gold.component[stack[-1]] != gold.component[buffer[0]]):
+            return SWAP
+        return SHIFT if buffer else None

@@ -1,0 +1,80 @@
+"""A parser configuration: the decoding state every transition system shares.
+
+A configuration is a value (a frozen dataclass of tuples): applying an action returns a new one,
+so a beam search keeps and shares configurations freely and can hash them. Nodes are numbered as
+in CoNLL-U: 0 is the artificial root, words are 1..n; the root starts at the bottom of the stack.
+Which actions are valid and what they do is the system's business (:class:`TransitionSystem`);
+the configuration only holds the data and exposes it through the :class:`State` interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from toolkit.data.dataset_readers.conllu import DependencyTree
+from toolkit.grammars.grammar import State
+from transition_systems.actions import ValidActions, split_action
+
+if TYPE_CHECKING:
+    from transition_systems.transition_system import TransitionSystem
+
+NO_HEAD = -1
+NO_LABEL = "_"  # a word's relation in the result when decoding stopped before attaching it
+
+
+@dataclass(frozen=True)
+class Configuration(State):
+    """Stack (bottom first, the root at the bottom), buffer (front first) and the arcs built so far.
+
+    ``heads[i]`` / ``labels[i]`` are node *i*'s head and relation (index 0, the root, unused);
+    ``NO_HEAD`` marks a word not yet attached.
+    """
+
+    system: TransitionSystem
+    stack: tuple[int, ...]
+    buffer: tuple[int, ...]
+    heads: tuple[int, ...]
+    labels: tuple[str, ...]
+
+    @classmethod
+    def start(cls, system: TransitionSystem, length: int) -> Configuration:
+        """The initial configuration of a sentence of *length* words: only the root on the stack."""
+        return cls(system, (0,), tuple(range(1, length + 1)), (NO_HEAD,) * (length + 1), (NO_LABEL,) * (length + 1))
+
+    def allowed(self) -> ValidActions:
+        return self.system.valid(self)
+
+    def features(self) -> Mapping[str, Any]:
+        """Source token positions (0-based, the root left out) nearest first: stack top first, buffer front first.
+
+        A Stack-Transformer decoder masks one attention head to ``stack`` and one to ``buffer``.
+        """
+        return {"stack": tuple(node - 1 for node in reversed(self.stack) if node), "buffer": tuple(node - 1 for node in self.buffer)}
+
+    def apply(self, symbol: str) -> Configuration:
+        """The configuration after *symbol*; ``ValueError`` if it is not an action allowed here."""
+        if symbol not in self.system.valid(self):
+            raise ValueError(f"{symbol!r} is not allowed by {type(self.system).__name__} with stack {self.stack} and buffer {self.buffer[:5]}")
+        kind, label = split_action(symbol)
+        return self.system.transition(self, kind, label)
+
+    def is_final(self) -> bool:
+        return not self.buffer and len(self.stack) == 1
+
+    def result(self) -> DependencyTree:
+        """The tree built so far; a word never attached (decoding cut short) gets head 0 and relation ``_``."""
+        return DependencyTree(tuple(max(head, 0) for head in self.heads[1:]), self.labels[1:])
+
+    # ------------------------------------------------------------ used by the systems' transitions
+
+    def attach(self, head: int, dependent: int, label: str, stack: tuple[int, ...], buffer: tuple[int, ...]) -> Configuration:
+        """A copy with the arc ``head -> dependent`` added and the given stack and buffer."""
+        heads = self.heads[:dependent] + (head,) + self.heads[dependent + 1:]
+        labels = self.labels[:dependent] + (label,) + self.labels[dependent + 1:]
+        return Configuration(self.system, stack, buffer, heads, labels)
+
+    def move(self, stack: tuple[int, ...], buffer: tuple[int, ...]) -> Configuration:
+        """A copy with the given stack and buffer and the same arcs."""
+        return Configuration(self.system, stack, buffer, self.heads, self.labels)

@@ -1,0 +1,194 @@
+"""The base of dependency transition systems: output grammars whose symbols are parser actions.
+
+A system defines three things over :class:`Configuration`: which actions are valid (``valid``),
+what an action does (``transition``), and which action a static oracle takes towards a gold tree
+(``gold_action``). The base class turns these into a :class:`Grammar`: ``oracle`` runs the
+configuration from the start, asking ``gold_action`` at every step, so the oracle cannot disagree
+with the state machine; ``gold`` is the target tree without its tags; ``data_report`` counts the
+non-projective trees. Implementations register under the Grammar registry
+(``@Grammar.register("arc_standard")``); a config names them with ``"type"``.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, NoReturn
+
+from toolkit.data.dataset_readers.conllu import DependencyTree
+from toolkit.data.example import Example
+from toolkit.errors import ConfigurationError, DataError
+from toolkit.grammars.grammar import Grammar
+from toolkit.metrics.attachment import AttachmentScores
+from toolkit.metrics.metric import Metric
+from transition_systems.actions import ValidActions
+from transition_systems.configuration import NO_HEAD, Configuration
+from transition_systems.projectivity import children_of, is_projective, projectivize
+
+NonProjective = Literal["projectivize", "skip"]
+
+
+@dataclass(frozen=True)
+class GoldTree:
+    """The tree an oracle steers towards, indexed by node (0 is the root; ``heads[0]`` is unused)."""
+
+    heads: tuple[int, ...]
+    labels: tuple[str, ...]
+    children: tuple[tuple[int, ...], ...]
+
+    @classmethod
+    def of(cls, heads: Sequence[int], labels: Sequence[str]) -> GoldTree:
+        return cls((NO_HEAD, *heads), ("", *labels), tuple(map(tuple, children_of(heads))))
+
+    def complete(self, node: int, config: Configuration) -> bool:
+        """Whether every gold dependent of *node* is attached in *config* (so *node* may be reduced)."""
+        return all(config.heads[child] != NO_HEAD for child in self.children[node])
+
+
+class TransitionSystem(Grammar):
+    """Abstract base of dependency transition systems (see the module docstring).
+
+    Args:
+        root_label: the relation of the arc from the root (UD: ``root``); no other arc may carry
+            it. ``null`` lets the root arc take any relation.
+        single_root: only one word may attach to the root, and only as the last action, as UD
+            requires; ``false`` allows several.
+    """
+
+    def __init__(self, root_label: str | None = "root", single_root: bool = True) -> None:
+        if root_label is not None and (not root_label or ":" in root_label):
+            raise ConfigurationError(f"grammar.root_label must be a relation without ':', got {root_label!r}")
+        self.root_label, self.single_root = root_label, single_root
+
+    # ------------------------------------------------------------ the system's rules
+
+    @abstractmethod
+    def valid(self, config: Configuration) -> ValidActions:
+        """The actions *config* allows; never empty for a configuration that is not final."""
+
+    @abstractmethod
+    def transition(self, config: Configuration, kind: str, label: str | None) -> Configuration:
+        """The configuration after the (already validated) action *kind* with relation *label*."""
+
+    @abstractmethod
+    def gold_action(self, config: Configuration, gold: GoldTree) -> str | None:
+        """The static oracle's action in *config* towards *gold*, or ``None`` if it cannot go on."""
+
+    def root_attachment(self, buffer_empty: bool) -> bool:
+        """Whether a right arc from the root is valid now (with a single root: only to finish)."""
+        return buffer_empty or not self.single_root
+
+    # ------------------------------------------------------------ the Grammar interface
+
+    def initial_state(self, example: Example) -> Configuration:
+        return Configuration.start(self, len(example.tokens))
+
+    def oracle(self, example: Example) -> list[str]:
+        """The static oracle's actions for *example*'s tree (after :meth:`oracle_tree`)."""
+        gold = self.gold_tree(*self.oracle_tree(example))
+        config = self.initial_state(example)
+        actions: list[str] = []
+        limit = 2 * len(example.tokens) + len(example.tokens) ** 2  # arc-swap's bound; the others need 2n
+        while not config.is_final():
+            action = self.gold_action(config, gold)
+            if action is None or len(actions) > limit:
+                self._refuse(example, f"the {self.name} oracle is stuck with stack {config.stack} and buffer {config.buffer[:5]}")
+            try:
+                config = config.apply(action)
+            except ValueError as error:  # a gold arc the system forbids (e.g. a relation reserved for the root)
+                self._refuse(example, f"the {self.name} oracle's {error}")
+            actions.append(action)
+        return actions
+
+    def oracle_tree(self, example: Example) -> tuple[tuple[int, ...], tuple[str, ...]]:
+        """The heads and relations the oracle derives: the target's, once checked."""
+        tree = self.target(example)
+        self._check_roots(example, tree)
+        return tree.heads, tree.deprels
+
+    def gold_tree(self, heads: tuple[int, ...], labels: tuple[str, ...]) -> GoldTree:
+        """What :meth:`gold_action` consults; a system whose oracle needs more (arc-swap's order) extends it."""
+        return GoldTree.of(heads, labels)
+
+    def gold(self, example: Example) -> DependencyTree:
+        """The target tree without tags: what ``result()`` equals after an exact round trip."""
+        return self.target(example).without_upos()
+
+    def data_report(self, examples: Sequence[Example]) -> dict[str, int]:
+        """How many trees are non-projective (those a projective system skips or changes)."""
+        return {"non_projective_trees": sum(not is_projective(self.target(example).heads) for example in examples)}
+
+    def oracle_metrics(self) -> list[Metric]:
+        """UAS and LAS of the oracle's trees against the targets (punctuation included)."""
+        return [AttachmentScores()]
+
+    # ------------------------------------------------------------ helpers
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def target(self, example: Example) -> DependencyTree:
+        """*example*'s gold tree; a :class:`DataError` if it has none or it does not fit the sentence."""
+        tree = example.target
+        if not isinstance(tree, DependencyTree):
+            self._refuse(example, f"{self.name} needs a dependency tree as target (the 'conllu' reader), got {type(tree).__name__}")
+        if len(tree) != len(example.tokens):
+            self._refuse(example, f"the tree has {len(tree)} words but the sentence has {len(example.tokens)} tokens")
+        return tree
+
+    def _check_roots(self, example: Example, tree: DependencyTree) -> None:
+        roots = [word for word, head in enumerate(tree.heads, start=1) if head == 0]
+        if self.single_root and len(roots) != min(len(tree), 1):
+            self._refuse(example, f"{len(roots)} words attach to the root (words {roots}); set grammar.single_root to false to allow that")
+        if self.root_label is not None:
+            for word, (head, label) in enumerate(zip(tree.heads, tree.deprels), start=1):
+                if (head == 0) != (label == self.root_label):
+                    self._refuse(
+                        example,
+                        f"word {word} has head {head} and relation {label!r}, but only the root's dependents take "
+                        f"{self.root_label!r} (grammar.root_label; null allows any)",
+                    )
+
+    @staticmethod
+    def _refuse(example: Example, why: str) -> NoReturn:
+        raise DataError(why, example.meta.get("path"), example.meta.get("line")) from None
+
+
+class ProjectiveTransitionSystem(TransitionSystem):
+    """A system that only builds projective trees: what to do with non-projective training trees.
+
+    Args:
+        non_projective: ``"projectivize"`` trains on the tree made projective by lifting
+            (:func:`~transition_systems.projectivity.projectivize`; the lifted words' heads are
+            then wrong, which ``toolkit oracle`` shows as UAS below 1); ``"skip"`` leaves the
+            example out of training (:meth:`skips`), and the oracle refuses it.
+    """
+
+    def __init__(self, non_projective: NonProjective = "projectivize", root_label: str | None = "root", single_root: bool = True) -> None:
+        if non_projective not in ("projectivize", "skip"):
+            raise ConfigurationError(f"grammar.non_projective must be 'projectivize' or 'skip', got {non_projective!r}")
+        super().__init__(root_label, single_root)
+        self.non_projective = non_projective
+
+    def oracle_tree(self, example: Example) -> tuple[tuple[int, ...], tuple[str, ...]]:
+        heads, labels = super().oracle_tree(example)
+        if is_projective(heads):
+            return heads, labels
+        if self.non_projective == "skip":
+            self._refuse(example, f"a non-projective tree, which {self.name} cannot build (grammar.non_projective is 'skip')")
+        return projectivize(heads)[0], labels
+
+    def skips(self, example: Example) -> bool:
+        return self.non_projective == "skip" and not is_projective(self.target(example).heads)
+
+    def data_report(self, examples: Sequence[Example]) -> dict[str, int]:
+        """Non-projective trees, and how many were skipped or how many arcs lifting moved."""
+        non_projective = [example for example in examples if not is_projective(self.target(example).heads)]
+        report = {"non_projective_trees": len(non_projective)}
+        if self.non_projective == "skip":
+            report["skipped_trees"] = len(non_projective)
+        else:
+            report["lifted_arcs"] = sum(projectivize(self.target(example).heads)[1] for example in non_projective)
+        return report
