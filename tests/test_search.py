@@ -114,3 +114,49 @@ def test_bracketed_grammar_makes_even_a_random_model_balanced(search):
     for prediction in model.predict(examples(), search):
         assert len(prediction.split()) <= 9
         parse_sexpr(prediction)  # raises on unbalanced brackets
+
+
+def count_steps(model):
+    """Wrap *model*.decode_step to count the steps a search takes."""
+    calls = [0]
+    decode_step = model.decode_step
+
+    def counting(*args, **kwargs):
+        calls[0] += 1
+        return decode_step(*args, **kwargs)
+
+    model.decode_step = counting
+    return calls
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_early_stopping_keeps_the_raw_score_winner_and_saves_steps(seed):
+    """Without a length penalty, stopping once the best hypothesis is finished cannot change the winner."""
+    from toolkit.grammars import BracketedGrammar
+
+    model = tiny_model(BracketedGrammar(max_length=15), seed=seed)
+    calls = count_steps(model)
+    exhaustive = model.predict(examples(), BeamSearch(beam_size=4, length_penalty=0.0, early_stopping=False))
+    exhaustive_steps, calls[0] = calls[0], 0
+    early = model.predict(examples(), BeamSearch(beam_size=4, length_penalty=0.0))
+    assert early == exhaustive
+    assert calls[0] <= exhaustive_steps
+
+
+def test_early_stopping_ends_when_the_best_hypothesis_is_finished():
+    """Every step: end with p = 0.6, go on with '(' with p = 0.4. The best hypothesis ends at once."""
+    model = tiny_model(SequenceGrammar(max_length=30))
+    end, go_on = model.target_ids[Vocabulary.EOS], model.target_ids["("]
+
+    def fixed_step(prefix, context, states):
+        log_probs = torch.full((prefix.size(0), len(model.target_tokens)), float("-inf"))
+        log_probs[:, end], log_probs[:, go_on] = torch.tensor(0.6).log(), torch.tensor(0.4).log()
+        return log_probs, context
+
+    model.decode_step = fixed_step
+    calls = count_steps(model)
+    assert model.predict(examples()[:1], BeamSearch(beam_size=3, length_penalty=0.0)) == [""]
+    assert calls[0] == 1  # the empty output finished first and no open hypothesis can beat it
+    calls[0] = 0
+    assert model.predict(examples()[:1], BeamSearch(beam_size=3, length_penalty=0.0, early_stopping=False)) == [""]
+    assert calls[0] == 3  # waits until three finished hypotheses fill the beam

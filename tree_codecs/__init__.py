@@ -1,7 +1,8 @@
 """Tree codecs: output grammars whose symbols are arity-annotated tree nodes (LCRS, BFS/DFS positions).
 
 Each is a :class:`toolkit.grammars.Grammar`; see ../shared/DESIGN.md. Pure Python, no torch.
-Importing this package registers the grammars ``lcrs_dfs``, ``lcrs_bfs`` and ``nary_dfs``.
+Importing this package registers the grammars ``lcrs_dfs``, ``lcrs_bfs`` and ``nary_dfs``, and the
+``tree_pairs`` reader of tree inputs.
 """
 
 from tree_codecs.arity import split_symbol, symbol
@@ -15,10 +16,11 @@ from tree_codecs.paths import Layout, Path
 from tree_codecs.prolog import parse_prolog, to_prolog
 from tree_codecs.traversal import Visit, breadth_first, depth_first, rebuild, traverse
 from tree_codecs.tree import Tree, parse_lisp, to_lisp
+from tree_codecs.tree_pairs import TreePairsReader
 
 __all__ = [
     "FORMATS", "ArityAtMost", "BinaryTree", "Frontier", "Layout", "LcrsBfsCodec", "LcrsDfsCodec", "NaryDfsCodec",
-    "Order", "Path", "Slot", "Tree", "TreeCodec", "TreeState", "Visit", "breadth_first", "depth_first",
+    "Order", "Path", "Slot", "Tree", "TreeCodec", "TreePairsReader", "TreeState", "Visit", "breadth_first", "depth_first",
     "from_lcrs", "parse_lisp", "parse_prolog", "rebuild", "split_symbol", "symbol", "to_lcrs", "to_lisp",
     "to_prolog", "traverse",
 ]

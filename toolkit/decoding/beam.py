@@ -12,11 +12,23 @@ class BeamSearch(Search):
     Finished hypotheses carry their score forward unchanged. The winner among finished
     hypotheses is chosen by score / lp(length), with GNMT's ``lp = ((5 + length) / 6) ** length_penalty``
     (Wu et al., 2016); ``length_penalty = 0`` ranks by raw log-probability.
+
+    With *early_stopping* a sentence stops once its best-scoring hypothesis is finished, as in
+    OpenNMT: no open hypothesis can overtake it in log-probability, and without the rule a
+    sentence with fewer than *beam_size* plausible outputs keeps extending unlikely ones until the
+    grammar forces them to end (up to ``max_nodes`` steps for a tree codec).
     """
 
-    def __init__(self, beam_size: int = 5, length_penalty: float = 1.0, max_steps: int = 500, use_cache: bool = True):
+    def __init__(
+        self,
+        beam_size: int = 5,
+        length_penalty: float = 1.0,
+        max_steps: int = 500,
+        use_cache: bool = True,
+        early_stopping: bool = True,
+    ):
         super().__init__(max_steps, use_cache)
-        self.beam_size, self.length_penalty = beam_size, length_penalty
+        self.beam_size, self.length_penalty, self.early_stopping = beam_size, length_penalty, early_stopping
 
     def search(self, model, batch, states):
         batch_size, beam = len(states), self.beam_size
@@ -29,8 +41,11 @@ class BeamSearch(Search):
         lengths = torch.zeros(batch_size * beam, device=device)
         prefix = torch.full((batch_size * beam, 1), model.bos_index, dtype=torch.long, device=device)
         for _ in range(self.max_steps):
-            alive = torch.isfinite(scores.view(-1)).tolist()
             final = torch.tensor([h.is_final() for h in hypotheses], device=device)
+            if self.early_stopping:  # drop the open hypotheses of sentences whose best one is finished
+                done = final.view(batch_size, beam).gather(1, scores.argmax(dim=1, keepdim=True))  # (B, 1)
+                scores = scores.masked_fill(done & ~final.view(batch_size, beam), float("-inf"))
+            alive = torch.isfinite(scores.view(-1)).tolist()
             if all(f or not a for f, a in zip(final.tolist(), alive)):
                 break
             log_probs, context = model.decode_step(prefix, context, hypotheses)  # (N, V)

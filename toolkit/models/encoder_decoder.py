@@ -123,6 +123,13 @@ class EncoderDecoder(Model):
 
     def index(self, example: Example) -> dict[str, Any]:
         indexed: dict[str, Any] = {"source": self.vocab.indices(example.tokens, SOURCE)}
+        if self.encoder.uses_token_paths:
+            if example.token_paths is None:
+                raise ConfigurationError(
+                    "model.encoder reads tree inputs (positional_encoding 'tree'), but the examples are sentences: "
+                    "use a tree reader such as 'tree_pairs'"
+                )
+            indexed["token_paths"] = example.token_paths
         if example.target is not None:
             derivation = self.grammar.derive(example)
             indexed["target"] = self.vocab.indices(derivation.symbols, TARGET)
@@ -132,6 +139,8 @@ class EncoderDecoder(Model):
 
     def collate(self, indexed: Sequence[dict[str, Any]]) -> dict[str, Any]:
         batch: dict[str, Any] = {"source": pad([item["source"] for item in indexed], self.pad_index)}
+        if self.encoder.uses_token_paths:
+            batch["token_paths"] = self.encoder.batch_paths([item["token_paths"] for item in indexed], torch.device("cpu"))
         if all("target" in item for item in indexed):
             batch["target_in"] = pad([[self.bos_index] + item["target"][:-1] for item in indexed], self.pad_index)
             batch["target_out"] = pad([item["target"] for item in indexed], self.pad_index)
@@ -141,9 +150,9 @@ class EncoderDecoder(Model):
 
     # ---------------------------------------------------------------- training
 
-    def encode(self, source: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def encode(self, source: torch.Tensor, token_paths: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
         mask = source != self.pad_index  # (B, S)
-        return self.encoder(self.source_embedding(source) * self.embedding_scale, mask), mask
+        return self.encoder(self.source_embedding(source) * self.embedding_scale, mask, token_paths), mask
 
     def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         """Teacher-forced loss; also the counts behind token accuracy."""
@@ -151,7 +160,7 @@ class EncoderDecoder(Model):
         if self.training and self.source_token_dropout > 0:
             drop = (torch.rand(source.shape, device=source.device) < self.source_token_dropout) & (source != self.pad_index)
             source = source.masked_fill(drop, Vocabulary.UNK_INDEX)
-        memory, memory_mask = self.encode(source)
+        memory, memory_mask = self.encode(source, batch.get("token_paths"))
         features = self.decoder.batch_features(batch["features"], memory.device) if self.decoder.uses_features else None
         hidden = self.decoder(self.target_embedding(batch["target_in"]) * self.embedding_scale, memory, memory_mask, features)
         logits = self.output_projection(hidden)  # (B, T, V)
@@ -166,7 +175,7 @@ class EncoderDecoder(Model):
     # ---------------------------------------------------------------- decoding (the IncrementalModel protocol)
 
     def start_decoding(self, batch: dict[str, Any], use_cache: bool) -> EncoderDecoderContext:
-        memory, mask = self.encode(batch["source"])
+        memory, mask = self.encode(batch["source"], batch.get("token_paths"))
         return EncoderDecoderContext(memory, mask, self.decoder.start(memory, mask) if use_cache else None)
 
     def decode_step(
@@ -227,6 +236,7 @@ class EncoderDecoder(Model):
     @torch.no_grad()
     def predict(self, examples: Sequence[Example], search: Search | None = None) -> list[Any]:
         """Decode *examples* (one batch) and return each final state's result."""
-        batch = {"source": pad([self.index(Example(e.tokens))["source"] for e in examples], self.pad_index).to(self.device)}
+        unlabelled = [Example(e.tokens, meta=e.meta, token_paths=e.token_paths) for e in examples]
+        batch = {name: value.to(self.device) for name, value in self.collate([self.index(e) for e in unlabelled]).items()}
         states = [self.grammar.initial_state(example) for example in examples]
         return [state.result() for state in (search or self.search).search(self, batch, states)]

@@ -37,7 +37,12 @@ class MultiHeadAttention(nn.Module):
         causal: bool = False,
     ) -> torch.Tensor:
         """Attention of *query* (B, T, D) over projected *keys*/*values* (B, H, S, d); returns (B, T, D)."""
-        q = self.split_heads(self.query(query))  # (B, H, T, d)
+        return self.attend_heads(self.split_heads(self.query(query)), keys, values, mask, causal)
+
+    def attend_heads(
+        self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False
+    ) -> torch.Tensor:
+        """Attention of projected queries *q* (B, H, T, d); returns the merged, projected heads (B, T, D)."""
         dropout = self.dropout if self.training else 0.0
         out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, dropout_p=dropout, is_causal=causal)
         batch, _, length, _ = out.shape

@@ -46,6 +46,10 @@ class TreePositionalEncoding(nn.Module):
             self.register_buffer("levels", torch.arange(max_depth).repeat_interleave(degree).float(), persistent=False)
         self.projection = nn.Linear(copies * self.width, dim, bias=False) if copies * self.width != dim else None
 
+    def one_hots(self, paths: Sequence[Sequence[int]]) -> torch.Tensor:
+        """(N, n·k) branch one-hots of *paths* for this encoding's degree and depth."""
+        return branch_one_hots(paths, self.degree, self.max_depth)
+
     def forward(self, one_hots: torch.Tensor) -> torch.Tensor:
         x = one_hots
         if self.parameterized:

@@ -8,7 +8,7 @@ from toolkit.modules.decoders.decoder import Decoder, DecoderCache
 from toolkit.modules.feedforward import FeedForward
 from toolkit.errors import ConfigurationError
 from toolkit.modules.positional_encoding import SinusoidalPositionalEncoding
-from toolkit.modules.tree_positional_encoding import TreePositionalEncoding, branch_one_hots
+from toolkit.modules.tree_positional_encoding import TreePositionalEncoding
 
 
 class TransformerDecoderLayer(nn.Module):
@@ -92,7 +92,7 @@ class TransformerDecoder(Decoder):
         self.final_norm = nn.LayerNorm(input_dim) if norm_first else nn.Identity()
 
     def one_hots(self, paths, device) -> torch.Tensor:
-        return branch_one_hots(paths, self.tree_positions.degree, self.tree_positions.max_depth).to(device)
+        return self.tree_positions.one_hots(paths).to(device)
 
     def batch_features(self, features, device):
         """(B, T, n·k) one-hots: input t is the symbol of node t - 1, so it carries that node's path."""

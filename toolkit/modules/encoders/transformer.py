@@ -1,12 +1,14 @@
-"""The Transformer encoder (Vaswani et al., 2017), pre- or post-norm."""
+"""The Transformer encoder (Vaswani et al., 2017), pre- or post-norm, over sentences or trees."""
 
 import torch
 from torch import nn
 
+from toolkit.errors import ConfigurationError
 from toolkit.modules.attention import MultiHeadAttention, padding_mask
 from toolkit.modules.encoders.encoder import Seq2SeqEncoder
 from toolkit.modules.feedforward import FeedForward
 from toolkit.modules.positional_encoding import SinusoidalPositionalEncoding
+from toolkit.modules.tree_positional_encoding import TreePositionalEncoding
 
 
 class TransformerEncoderLayer(nn.Module):
@@ -29,10 +31,13 @@ class TransformerEncoderLayer(nn.Module):
 
 @Seq2SeqEncoder.register("transformer")
 class TransformerEncoder(Seq2SeqEncoder):
-    """A stack of self-attention layers over sinusoidally positioned embeddings.
+    """A stack of self-attention layers over positioned embeddings.
 
     *norm_first* selects pre-norm layers (with a final LayerNorm), which train stably without a
-    long warmup; ``false`` gives the original post-norm Transformer.
+    long warmup; ``false`` gives the original post-norm Transformer. *positional_encoding* is
+    ``"sinusoidal"`` for sentences, or ``"tree"`` for tree inputs (tree-to-tree, Shiv & Quirk, 2019):
+    each token then carries its node's branch path (``Example.token_paths``, set by the
+    ``tree_pairs`` reader), encoded with *tree_degree*, *tree_max_depth* and *tree_parameterized*.
     """
 
     def __init__(
@@ -45,18 +50,40 @@ class TransformerEncoder(Seq2SeqEncoder):
         attention_dropout: float = 0.0,
         norm_first: bool = True,
         max_length: int = 1024,
+        positional_encoding: str = "sinusoidal",
+        tree_degree: int = 2,
+        tree_max_depth: int = 32,
+        tree_parameterized: bool = True,
     ):
         super().__init__()
+        if positional_encoding not in ("sinusoidal", "tree"):
+            raise ConfigurationError(f"encoder.positional_encoding must be 'sinusoidal' or 'tree', got {positional_encoding!r}")
         self.input_dim = input_dim
-        self.positions = SinusoidalPositionalEncoding(input_dim, max_length)
+        self.uses_token_paths = positional_encoding == "tree"
+        if self.uses_token_paths:
+            self.tree_positions = TreePositionalEncoding(input_dim, tree_degree, tree_max_depth, tree_parameterized)
+        else:
+            self.positions = SinusoidalPositionalEncoding(input_dim, max_length)
         self.dropout = nn.Dropout(dropout)
         self.layers = nn.ModuleList(
             TransformerEncoderLayer(input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first) for _ in range(num_layers)
         )
         self.final_norm = nn.LayerNorm(input_dim) if norm_first else nn.Identity()
 
-    def forward(self, embedded: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        x = self.dropout(self.positions(embedded))
+    def batch_paths(self, paths, device):
+        """(B, S, n·k) branch one-hots; padding sits at the root (zero), and is masked anyway."""
+        length = max(map(len, paths))
+        padded = [path for example in paths for path in list(example) + [()] * (length - len(example))]
+        return self.tree_positions.one_hots(padded).to(device).view(len(paths), length, -1)
+
+    def forward(self, embedded: torch.Tensor, mask: torch.Tensor, token_paths: torch.Tensor | None = None) -> torch.Tensor:
+        if not self.uses_token_paths:
+            x = self.positions(embedded)
+        elif token_paths is None:
+            raise ConfigurationError("encoder.positional_encoding 'tree' needs tree inputs: use a tree reader such as 'tree_pairs'")
+        else:
+            x = embedded + self.tree_positions(token_paths).to(embedded.dtype)
+        x = self.dropout(x)
         attention_mask = padding_mask(mask)  # (B, 1, 1, S)
         for layer in self.layers:
             x = layer(x, attention_mask)
