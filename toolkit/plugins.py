@@ -13,7 +13,7 @@ ENTRY_POINT_GROUP = "toolkit.plugins"
 def import_builtin_components() -> None:
     """Import every toolkit module that registers something, so that names resolve and ``list`` is complete."""
     for module in ("toolkit.data.dataset_readers", "toolkit.grammars", "toolkit.models", "toolkit.metrics", "toolkit.decoding",
-                   "toolkit.training.trainer", "predictors", "tree_codecs", "transition_systems"):
+                   "toolkit.phrases", "toolkit.training.trainer", "predictors", "tree_codecs", "transition_systems"):
         importlib.import_module(module)
 
 

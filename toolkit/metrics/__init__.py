@@ -1,9 +1,11 @@
 """Evaluation metrics; importing this package registers the built-in ones."""
 
+from toolkit.metrics.accuracy import TagAccuracy
 from toolkit.metrics.attachment import AttachmentScores
+from toolkit.metrics.bleu import Bleu
 from toolkit.metrics.exact_match import ExactMatch
 from toolkit.metrics.logic_match import LogicMatch, canonical, parse_sexpr
 from toolkit.metrics.metric import Metric
 from toolkit.metrics.token_accuracy import TokenAccuracy
 
-__all__ = ["AttachmentScores", "ExactMatch", "LogicMatch", "Metric", "canonical", "parse_sexpr", "TokenAccuracy"]
+__all__ = ["AttachmentScores", "Bleu", "ExactMatch", "LogicMatch", "Metric", "canonical", "parse_sexpr", "TagAccuracy", "TokenAccuracy"]

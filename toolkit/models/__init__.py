@@ -2,5 +2,6 @@
 
 from toolkit.models.encoder_decoder import EncoderDecoder
 from toolkit.models.model import Model
+from toolkit.models.tagger import TagGrammar, Tagger
 
-__all__ = ["EncoderDecoder", "Model"]
+__all__ = ["EncoderDecoder", "Model", "TagGrammar", "Tagger"]

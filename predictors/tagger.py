@@ -1,0 +1,25 @@
+"""Sentences in, one tag per token out (for the ``tagger`` model)."""
+
+from typing import Any
+
+from predictors.predictor import Predictor
+from toolkit.data.example import Example
+from toolkit.errors import DataError
+
+
+@Predictor.register("tagger")
+class TaggerPredictor(Predictor):
+    """Input: a whitespace-tokenised sentence per line, or ``{"sentence": "..."}`` / ``{"tokens": [...]}``;
+    output: ``{"tokens": [...], "tags": [...]}``."""
+
+    def json_to_text(self, obj: dict[str, Any]) -> str:
+        tokens = obj.get("tokens")
+        if isinstance(tokens, list) and tokens and all(isinstance(token, str) and token.strip() and not any(c.isspace() for c in token) for token in tokens):
+            return " ".join(tokens)
+        for key in ("sentence", "text"):
+            if isinstance(obj.get(key), str):
+                return obj[key]
+        raise DataError('a JSON input line needs a "sentence" string or a "tokens" list of tokens without spaces')
+
+    def to_json(self, example: Example, prediction: Any) -> dict[str, Any]:
+        return {"tokens": list(example.tokens), "tags": list(prediction)}

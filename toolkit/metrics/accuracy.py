@@ -1,0 +1,57 @@
+"""Tag accuracy: the fraction of tokens whose predicted tag equals the gold one (UPOS accuracy, say)."""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolkit.errors import DataError
+from toolkit.metrics.metric import Metric
+
+
+def gold_tags(value: Any, field: str = "upos") -> Sequence[str] | None:
+    """The tags in *value*: its *field* (an attribute or a key, e.g. a ``DependencyTree``'s ``upos``),
+    or *value* itself when it is a space-separated string or a list of tags; ``None`` if it has none."""
+    if isinstance(value, str):
+        return value.split()
+    if isinstance(value, Mapping):
+        return value.get(field)
+    if isinstance(value, (list, tuple)):
+        return value
+    return getattr(value, field, None)
+
+
+@Metric.register("tag_accuracy")
+class TagAccuracy(Metric):
+    """``{"tag_accuracy": correct / gold tokens}``, micro-averaged over the corpus.
+
+    Tags are compared position by position over the gold tokens: a prediction that is missing
+    (``None``) or shorter than its gold scores its missing tokens as wrong.
+
+    Args:
+        field: where structured golds (and predictions) keep their tags, e.g. ``"upos"`` of the
+            ``conllu`` reader's ``DependencyTree``; strings and lists are tags themselves.
+
+    Registered as ``"tag_accuracy"``.
+    """
+
+    count_names = ("correct", "total")
+
+    def __init__(self, field: str = "upos") -> None:
+        self.field = field
+        super().__init__()
+
+    def __call__(self, predictions: Sequence, golds: Sequence) -> None:
+        self._check_lengths(predictions, golds)
+        for prediction, gold in zip(predictions, golds):
+            expected = gold_tags(gold, self.field)
+            if expected is None:
+                raise DataError(f"tag accuracy needs gold tags ({self.field!r}), got {type(gold).__name__}")
+            predicted = (gold_tags(prediction, self.field) or ()) if prediction is not None else ()
+            self._counts["correct"] += sum(p == g for p, g in zip(predicted, expected))
+            self._counts["total"] += len(expected)
+
+    def get_metric(self, reset: bool = False) -> dict[str, float]:
+        total = self._counts["total"]
+        value = self._counts["correct"] / total if total else 0.0
+        if reset:
+            self.reset()
+        return {"tag_accuracy": value}

@@ -1,0 +1,190 @@
+"""Sequence tagging: one label per token, read off the encoder's states (UPOS tagging on UD, say).
+
+The tag set comes from the output grammar ``"tags"``, whose oracle is the sentence's tags: the
+trainer builds the ``symbols`` vocabulary from grammar oracles, so the tags land there without
+a tagging-specific path through training, archives or ``toolkit oracle``.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from toolkit.data.example import Example
+from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
+from toolkit.errors import ConfigurationError, DataError
+from toolkit.grammars.grammar import Grammar, State
+from toolkit.metrics.accuracy import TagAccuracy, gold_tags
+from toolkit.metrics.metric import Metric
+from toolkit.models.encoder_decoder import pad
+from toolkit.models.model import Model
+from toolkit.modules.encoders import Seq2SeqEncoder
+
+
+@dataclass(frozen=True)
+class TagState(State):
+    """The tags so far; final once there is one per token."""
+
+    tags: tuple[str, ...]
+    length: int
+
+    def allowed(self) -> tuple[str, ...] | None:
+        return () if self.is_final() else None
+
+    def apply(self, symbol: str) -> "TagState":
+        return TagState(self.tags + (symbol,), self.length)
+
+    def is_final(self) -> bool:
+        return len(self.tags) >= self.length
+
+    def result(self) -> tuple[str, ...]:
+        return self.tags
+
+
+@Grammar.register("tags")
+class TagGrammar(Grammar):
+    """One tag per token: the oracle is the target's tags, the result the tuple of them.
+
+    # Parameters
+    field : where a structured target keeps its tags, e.g. ``"upos"`` of the ``conllu`` reader's
+        ``DependencyTree``. A target that is a string (space-separated tags) or a list is used as is.
+
+    Registered as ``"tags"``.
+    """
+
+    def __init__(self, field: str = "upos"):
+        self.field = field
+
+    def oracle(self, example: Example) -> list[str]:
+        tags = gold_tags(example.target, self.field)
+        if tags is None or len(tags) != len(example.tokens):
+            found = "no tags" if tags is None else f"{len(tags)} tags"
+            raise DataError(
+                f"grammar 'tags' needs one {self.field!r} tag per token: {len(example.tokens)} tokens, {found}",
+                example.meta.get("path"),
+                example.meta.get("line"),
+            )
+        return list(tags)
+
+    def initial_state(self, example: Example) -> TagState:
+        return TagState((), len(example.tokens))
+
+    def gold(self, example: Example) -> tuple[str, ...]:
+        return tuple(self.oracle(example))
+
+    def oracle_metrics(self) -> list[Metric]:
+        return [TagAccuracy(self.field)]
+
+
+@Model.register("tagger")
+class Tagger(Model):
+    """An encoder and a linear layer over the tags, trained with cross-entropy per token.
+
+    Needs the ``"tags"`` grammar. With an encoder that reads phrases (``hypernode_transformer``),
+    the phrases of each example are generated once, when it is indexed, and batched in ``collate``.
+
+    # Parameters
+    encoder : any ``Seq2SeqEncoder``.
+    dropout : dropout on the encoder's states before the output layer.
+    label_smoothing : the epsilon of label-smoothed cross-entropy.
+    source_token_dropout : in training, replace each token by the unknown token with this
+        probability, so that the unknown-word embedding is learned (tagging meets many unseen words).
+    scale_embeddings : multiply embeddings by sqrt(d), as the Transformer does.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        grammar: Grammar,
+        encoder: Seq2SeqEncoder,
+        dropout: float = 0.0,
+        label_smoothing: float = 0.0,
+        source_token_dropout: float = 0.0,
+        scale_embeddings: bool = True,
+    ):
+        super().__init__()
+        if not isinstance(grammar, TagGrammar):
+            raise ConfigurationError(f'model type \'tagger\' needs "grammar": {{"type": "tags"}}, got {type(grammar).__name__}')
+        if encoder.uses_token_paths:
+            raise ConfigurationError("model.encoder: the tagger reads sentences, not trees (positional_encoding must be 'sinusoidal')")
+        self.vocab, self.grammar, self.encoder = vocab, grammar, encoder
+        self.uses_hypernodes = getattr(encoder, "uses_hypernodes", False)
+        dim = encoder.get_output_dim()
+        self.label_smoothing, self.source_token_dropout = label_smoothing, source_token_dropout
+        self.embedding_scale = dim**0.5 if scale_embeddings else 1.0
+        self.pad_index = Vocabulary.PAD_INDEX
+        self.embedding = nn.Embedding(vocab.size(SOURCE), dim, padding_idx=self.pad_index)
+        self.dropout = nn.Dropout(dropout)
+        self.output_projection = nn.Linear(dim, vocab.size(TARGET))
+        self.tags = vocab.tokens(TARGET)
+        # Padding, unknown, start and end are never predicted (a padded namespace starts with them).
+        specials = torch.zeros(len(self.tags), dtype=torch.bool)
+        specials[: len(Vocabulary.SPECIALS) if vocab.is_padded(TARGET) else 0] = True
+        self.register_buffer("specials", specials, persistent=False)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Xavier-uniform matrices, embeddings N(0, 1/d), as in the encoder-decoder."""
+        for name, parameter in self.named_parameters():
+            if parameter.dim() > 1 and "embedding" not in name:
+                nn.init.xavier_uniform_(parameter)
+        nn.init.normal_(self.embedding.weight, std=self.embedding.embedding_dim**-0.5)
+        with torch.no_grad():
+            self.embedding.weight[self.pad_index].zero_()
+
+    # ---------------------------------------------------------------- data
+
+    def index(self, example: Example) -> dict[str, Any]:
+        indexed: dict[str, Any] = {"source": self.vocab.indices(example.tokens, SOURCE)}
+        if self.uses_hypernodes:
+            indexed["hypernodes"] = self.encoder.hypernodes(example.tokens)  # a tuple: not counted by Model.length
+        if example.target is not None:
+            indexed["target"] = self.vocab.indices(self.grammar.oracle(example), TARGET)
+        return indexed
+
+    def length(self, indexed: dict[str, Any]) -> int:
+        """Batches are budgeted in words, so every encoder sees the same batches."""
+        return len(indexed["source"])
+
+    def collate(self, indexed: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        source = pad([item["source"] for item in indexed], self.pad_index)
+        batch: dict[str, Any] = {"source": source}
+        if self.uses_hypernodes:
+            batch["hypernodes"] = self.encoder.batch_hypernodes([item["hypernodes"] for item in indexed], source.size(1))
+        if all("target" in item for item in indexed):
+            batch["target"] = pad([item["target"] for item in indexed], self.pad_index)
+        return batch
+
+    # ---------------------------------------------------------------- training and prediction
+
+    def logits(self, batch: dict[str, Any]) -> torch.Tensor:
+        """(B, N, tags) scores of every tag at every token."""
+        source = batch["source"]
+        mask = source != self.pad_index
+        if self.training and self.source_token_dropout > 0:
+            drop = (torch.rand(source.shape, device=source.device) < self.source_token_dropout) & mask
+            source = source.masked_fill(drop, Vocabulary.UNK_INDEX)
+        embedded = self.embedding(source) * self.embedding_scale
+        extra = {"hypernodes": batch["hypernodes"]} if self.uses_hypernodes else {}
+        return self.output_projection(self.dropout(self.encoder(embedded, mask, **extra)))
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        logits = self.logits(batch)
+        target = batch["target"]
+        loss = F.cross_entropy(
+            logits.flatten(0, 1).float(), target.flatten(), ignore_index=self.pad_index, label_smoothing=self.label_smoothing
+        )
+        mask = target != self.pad_index
+        correct = ((logits.argmax(-1) == target) & mask).sum()
+        return {"loss": loss, "correct_tokens": correct, "num_tokens": mask.sum()}
+
+    @torch.no_grad()
+    def predict(self, examples: Sequence[Example], search: Any = None) -> list[tuple[str, ...]]:
+        """The best tag of every token (never a special symbol), per example; *search* is not used."""
+        batch = self.collate([self.index(Example(example.tokens, meta=example.meta)) for example in examples])
+        batch = {name: value.to(self.device) for name, value in batch.items()}
+        best = self.logits(batch).masked_fill(self.specials, float("-inf")).argmax(-1).tolist()
+        return [tuple(self.tags[i] for i in row[: len(example.tokens)]) for row, example in zip(best, examples)]

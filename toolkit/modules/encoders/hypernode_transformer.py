@@ -1,0 +1,153 @@
+"""The hypernode Transformer encoder: attention over words and phrases ("attention over phrases").
+
+The n word states of a sentence are extended with m hypernode states, one per phrase a
+:class:`~toolkit.phrases.PhraseGenerator` lists, initialised to zeros. Every layer then runs
+
+1. phase 1: multi-head self-attention over all n + m nodes (words and phrases alike);
+2. phase 2: multi-head self-attention masked by the inclusion adjacency of the nodes
+   (:func:`~toolkit.phrases.node_adjacency`, Eq. 4-6), whose output goes through a sigmoid before
+   the residual connection (``linear: true`` leaves the sigmoid out);
+3. the position-wise feed-forward block, on every node.
+
+Each phase is a residual sub-layer with its own LayerNorm, placed as in the plain encoder (pre- or
+post-norm). The encoder returns the n word states only, so any model that takes a
+``Seq2SeqEncoder`` can use it. The cost is O((n + m)^2) per layer; n-grams of 2..k words give
+m = (k - 1) n - k (k - 1) / 2 hypernodes, about (k - 1) n.
+
+Hypernodes reach the encoder in one of two ways. A model that knows this encoder
+(``uses_hypernodes``) calls :meth:`HypernodeTransformerEncoder.hypernodes` once per example when
+indexing it, :meth:`~HypernodeTransformerEncoder.batch_hypernodes` when collating, and passes the
+(B, M, N) membership tensor to ``forward(..., hypernodes=...)``; the ``tagger`` does. A model that
+does not (``encoder_decoder`` today) calls ``forward`` without it, and the encoder then builds the
+membership from the sentence lengths, which works for generators whose phrases depend on the
+length alone (``ngram``) and is a configuration error for the others (``spacy_dependency``).
+"""
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from toolkit.errors import ConfigurationError
+from toolkit.modules.attention import MultiHeadAttention, padding_mask
+from toolkit.modules.encoders.encoder import Seq2SeqEncoder
+from toolkit.modules.encoders.transformer import TransformerEncoder, TransformerEncoderLayer
+from toolkit.phrases import Hypernode, PhraseGenerator, hypernode_membership, node_adjacency
+
+
+class HypernodeEncoderLayer(TransformerEncoderLayer):
+    """A Transformer encoder layer with an optional phase-2 sub-layer between attention and feed-forward.
+
+    Without phase 2 it has exactly the parameters and the computation of
+    :class:`TransformerEncoderLayer`, so a plain encoder's weights load into it.
+    """
+
+    def __init__(
+        self, dim: int, num_heads: int, ff_dim: int, dropout: float, attention_dropout: float, norm_first: bool, phase_two: bool, linear: bool
+    ):
+        super().__init__(dim, num_heads, ff_dim, dropout, attention_dropout, norm_first)
+        self.phase_two, self.linear = phase_two, linear
+        if phase_two:
+            self.phrase_attention = MultiHeadAttention(dim, num_heads, attention_dropout)
+            self.norm_phrase = nn.LayerNorm(dim)
+
+    def phrase_sublayer(self, x: torch.Tensor, adjacency: torch.Tensor) -> torch.Tensor:
+        h = self.norm_phrase(x) if self.norm_first else x
+        out = self.phrase_attention(h, h, adjacency)
+        out = self.dropout(out if self.linear else torch.sigmoid(out))
+        return x + out if self.norm_first else self.norm_phrase(x + out)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, adjacency: torch.Tensor | None = None) -> torch.Tensor:
+        """*mask* (B, 1, 1, K) marks real nodes for phase 1; *adjacency* (B, 1, K, K) masks phase 2."""
+        if self.norm_first:
+            h = self.norm_attention(x)
+            x = x + self.dropout(self.attention(h, h, mask))
+        else:
+            x = self.norm_attention(x + self.dropout(self.attention(x, x, mask)))
+        if self.phase_two:
+            x = self.phrase_sublayer(x, adjacency)
+        if self.norm_first:
+            return x + self.dropout(self.feedforward(self.norm_feedforward(x)))
+        return self.norm_feedforward(x + self.dropout(self.feedforward(x)))
+
+
+@Seq2SeqEncoder.register("hypernode_transformer")
+class HypernodeTransformerEncoder(TransformerEncoder):
+    """Self-attention over words and phrase hypernodes, in two phases per layer (see the module docstring).
+
+    # Parameters
+    phrases : the phrase generator, e.g. ``{"type": "ngram", "max_n": 2}`` or
+        ``{"type": "spacy_dependency"}``.
+    phase_two_layers : which layers, numbered from 1, run phase 2 (default: all); ``[]`` switches
+        it off, leaving hypernodes that take part in phase 1 only.
+    linear : phase 2 without the sigmoid on its output (the "linear" variant).
+
+    The other parameters are :class:`TransformerEncoder`'s (sinusoidal positions for the words;
+    hypernodes have no position).
+    """
+
+    uses_hypernodes = True
+
+    def __init__(
+        self,
+        input_dim: int,
+        phrases: PhraseGenerator,
+        phase_two_layers: list[int] | None = None,
+        linear: bool = False,
+        num_layers: int = 3,
+        num_heads: int = 4,
+        ff_dim: int = 1024,
+        dropout: float = 0.1,
+        attention_dropout: float = 0.0,
+        norm_first: bool = True,
+        max_length: int = 1024,
+    ):
+        phase_two_layers = list(range(1, num_layers + 1)) if phase_two_layers is None else phase_two_layers
+        if any(not 1 <= number <= num_layers for number in phase_two_layers):
+            raise ConfigurationError(
+                f"encoder.phase_two_layers are layer numbers from 1 to num_layers ({num_layers}), got {phase_two_layers}"
+            )
+        super().__init__(input_dim, num_layers, num_heads, ff_dim, dropout, attention_dropout, norm_first, max_length)
+        self.phrases, self.linear = phrases, linear
+        self.phase_two_layers = sorted(set(phase_two_layers))
+        self.layers = nn.ModuleList(
+            HypernodeEncoderLayer(
+                input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first, number in self.phase_two_layers, linear
+            )
+            for number in range(1, num_layers + 1)
+        )
+
+    def hypernodes(self, tokens: Sequence[str]) -> tuple[Hypernode, ...]:
+        """The hypernodes of one sentence: called once per example, when the model indexes it."""
+        return self.phrases(tokens)
+
+    def batch_hypernodes(self, hypernodes: Sequence[Sequence[Hypernode]], num_words: int) -> torch.Tensor:
+        """The (B, M, num_words) membership tensor of a batch: what ``forward`` takes as *hypernodes*."""
+        return hypernode_membership(hypernodes, num_words)
+
+    def forward(
+        self, embedded: torch.Tensor, mask: torch.Tensor, token_paths: torch.Tensor | None = None, hypernodes: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """(B, N, D) word embeddings and (B, N) mask in, (B, N, D) word states out.
+
+        *hypernodes* is the (B, M, N) membership from :meth:`batch_hypernodes`; without it the
+        generator builds it from the lengths (``ngram`` only).
+        """
+        batch, num_words, dim = embedded.shape
+        if hypernodes is None:
+            hypernodes = self.phrases.batch_membership(mask.sum(-1), num_words)
+            if hypernodes is None:
+                raise ConfigurationError(
+                    f"encoder.phrases: '{type(self.phrases).__name__}' phrases must be generated per example, but this model "
+                    "does not pass them to the encoder; use a model that does (e.g. 'tagger'), or 'ngram' phrases"
+                )
+        hypernodes = hypernodes.to(mask.device)
+        if hypernodes.shape[0] != batch or hypernodes.shape[2] != num_words:
+            raise ValueError(f"hypernode membership {tuple(hypernodes.shape)} does not fit a batch of {batch} x {num_words} words")
+        adjacency, valid = node_adjacency(hypernodes, mask)
+        x = self.dropout(self.positions(embedded))
+        x = torch.cat([x, x.new_zeros(batch, hypernodes.size(1), dim)], dim=1)  # hypernode states start at zero
+        node_mask, phrase_mask = padding_mask(valid), adjacency[:, None]  # (B, 1, 1, K), (B, 1, K, K)
+        for layer in self.layers:
+            x = layer(x, node_mask, phrase_mask)
+        return self.final_norm(x[:, :num_words])
