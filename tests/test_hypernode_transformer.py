@@ -103,7 +103,8 @@ def test_a_sentence_alone_equals_the_sentence_batched_with_a_longer_one(per_exam
 def test_data_dependent_phrases_must_be_passed_per_example():
     encoder = HypernodeTransformerEncoder(16, EveryPair(), num_layers=1, num_heads=2, ff_dim=32).eval()
     tokens = "a b a c b".split()
-    assert encoder.hypernodes(tokens) == ((0, 2), (1, 4))
+    assert encoder.phrases(tokens) == ((0, 2), (1, 4))
+    assert encoder.hypernodes(tokens).int().tolist() == [[1, 0, 1, 0, 0], [0, 1, 0, 0, 1]]
     x, mask = torch.randn(1, 5, 16), torch.ones(1, 5, dtype=torch.bool)
     assert encoder(x, mask, hypernodes=encoder.batch_hypernodes([encoder.hypernodes(tokens)], 5)).shape == (1, 5, 16)
     with pytest.raises(ConfigurationError, match="must be generated per example"):

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from toolkit.errors import ConfigurationError
-from toolkit.phrases import NgramPhrases, PhraseGenerator, SpacyDependencyPhrases, hypernode_membership, node_adjacency
+from toolkit.phrases import NgramPhrases, PhraseGenerator, SpacyDependencyPhrases, hypernode_membership, node_adjacency, pad_memberships
 from toolkit.phrases import spacy_dependency
 from toolkit.phrases.spacy_dependency import DEFAULT_PIPELINE, spacy_pipeline_installed
 
@@ -65,6 +65,15 @@ def test_membership_pads_sentences_with_fewer_hypernodes():
     assert membership[0].int().tolist() == [[1, 1, 0], [0, 1, 1]]
     assert membership[1].int().tolist() == [[1, 1, 0], [0, 0, 0]]
     assert not membership[2].any()
+
+
+def test_per_sentence_memberships_pad_into_a_batch():
+    """What the hypernode encoder does: one (m, n) membership per sentence when indexing, padding per batch."""
+    generator = NgramPhrases(2)
+    sentences = [["one"], ["a", "b", "c"], []]
+    padded = pad_memberships([hypernode_membership([generator(s)], len(s))[0] for s in sentences], 4)
+    assert torch.equal(padded, hypernode_membership([generator(s) for s in sentences], 4))
+    assert padded.shape == (3, 2, 4) and padded[1].int().tolist() == [[1, 1, 0, 0], [0, 1, 1, 0]]
 
 
 def test_adjacency_by_hand():

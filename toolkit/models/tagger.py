@@ -140,7 +140,7 @@ class Tagger(Model):
     def index(self, example: Example) -> dict[str, Any]:
         indexed: dict[str, Any] = {"source": self.vocab.indices(example.tokens, SOURCE)}
         if self.uses_hypernodes:
-            indexed["hypernodes"] = self.encoder.hypernodes(example.tokens)  # a tuple: not counted by Model.length
+            indexed["hypernodes"] = self.encoder.hypernodes(example.tokens)  # the phrases' (m, n) membership
         if example.target is not None:
             indexed["target"] = self.vocab.indices(self.grammar.oracle(example), TARGET)
         return indexed

@@ -5,9 +5,9 @@ encoder treats as extra nodes beside the words. Importing this package registers
 generators (``"ngram"``, ``"spacy_dependency"``).
 """
 
-from toolkit.phrases.adjacency import hypernode_membership, node_adjacency
+from toolkit.phrases.adjacency import hypernode_membership, node_adjacency, pad_memberships
 from toolkit.phrases.ngram import NgramPhrases
 from toolkit.phrases.phrase_generator import Hypernode, PhraseGenerator
 from toolkit.phrases.spacy_dependency import SpacyDependencyPhrases
 
-__all__ = ["Hypernode", "NgramPhrases", "PhraseGenerator", "SpacyDependencyPhrases", "hypernode_membership", "node_adjacency"]
+__all__ = ["Hypernode", "NgramPhrases", "PhraseGenerator", "SpacyDependencyPhrases", "hypernode_membership", "node_adjacency", "pad_memberships"]

@@ -13,6 +13,7 @@ Batches lay the nodes out as ``[words padded to N | hypernodes padded to M]``.
 from collections.abc import Sequence
 
 import torch
+import torch.nn.functional as F
 
 from toolkit.phrases.phrase_generator import Hypernode
 
@@ -20,7 +21,8 @@ from toolkit.phrases.phrase_generator import Hypernode
 def hypernode_membership(hypernodes: Sequence[Sequence[Hypernode]], num_words: int) -> torch.Tensor:
     """(B, M, num_words) bool: hypernode j of sentence b contains word i; M is the most any sentence has.
 
-    Built at collate time from the per-example hypernodes; padding hypernodes are empty rows.
+    Padding hypernodes are empty rows. Models build one sentence's membership when indexing it and
+    pad them per batch with :func:`pad_memberships`, which is much cheaper than this per batch.
     """
     width = max(map(len, hypernodes), default=0)
     rows, nodes, words = [], [], []
@@ -45,8 +47,17 @@ def node_adjacency(membership: torch.Tensor, word_mask: torch.Tensor) -> tuple[t
     words = torch.eye(num_words, dtype=torch.bool, device=membership.device).expand(batch, -1, -1)
     sets = torch.cat([words, membership], dim=1).float()  # (B, K, N): the words of each node
     valid = torch.cat([word_mask, membership.any(-1)], dim=1)  # (B, K)
-    overlap = sets @ sets.transpose(1, 2)  # (B, K, K): |a ∩ b|, exact in float for any sentence length
+    with torch.autocast(membership.device.type, enabled=False):  # counts stay exact in float32 under mixed precision
+        overlap = sets @ sets.transpose(1, 2)  # (B, K, K): |a ∩ b|
     size = sets.sum(-1)  # (B, K)
     included = (overlap == size[:, :, None]) | (overlap == size[:, None, :])
     self_loops = torch.eye(sets.size(1), dtype=torch.bool, device=membership.device)
     return (included & valid[:, :, None] & valid[:, None, :]) | self_loops, valid
+
+
+def pad_memberships(memberships: Sequence[torch.Tensor], num_words: int) -> torch.Tensor:
+    """Stack per-sentence (M_b, n_b) memberships into (B, max M_b, num_words), padding with empty rows and absent words."""
+    width = max((membership.size(0) for membership in memberships), default=0)
+    return torch.stack(
+        [F.pad(membership, (0, num_words - membership.size(1), 0, width - membership.size(0))) for membership in memberships]
+    )

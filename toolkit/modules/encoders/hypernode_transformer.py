@@ -16,7 +16,8 @@ m = (k - 1) n - k (k - 1) / 2 hypernodes, about (k - 1) n.
 
 Hypernodes reach the encoder in one of two ways. A model that knows this encoder
 (``uses_hypernodes``) calls :meth:`HypernodeTransformerEncoder.hypernodes` once per example when
-indexing it, :meth:`~HypernodeTransformerEncoder.batch_hypernodes` when collating, and passes the
+indexing it (the phrases and their (m, n) word membership), then
+:meth:`~HypernodeTransformerEncoder.batch_hypernodes` when collating (padding only), and passes the
 (B, M, N) membership tensor to ``forward(..., hypernodes=...)``; the ``tagger`` does. A model that
 does not (``encoder_decoder`` today) calls ``forward`` without it, and the encoder then builds the
 membership from the sentence lengths, which works for generators whose phrases depend on the
@@ -32,7 +33,7 @@ from toolkit.errors import ConfigurationError
 from toolkit.modules.attention import MultiHeadAttention, padding_mask
 from toolkit.modules.encoders.encoder import Seq2SeqEncoder
 from toolkit.modules.encoders.transformer import TransformerEncoder, TransformerEncoderLayer
-from toolkit.phrases import Hypernode, PhraseGenerator, hypernode_membership, node_adjacency
+from toolkit.phrases import PhraseGenerator, hypernode_membership, node_adjacency, pad_memberships
 
 
 class HypernodeEncoderLayer(TransformerEncoderLayer):
@@ -117,13 +118,13 @@ class HypernodeTransformerEncoder(TransformerEncoder):
             for number in range(1, num_layers + 1)
         )
 
-    def hypernodes(self, tokens: Sequence[str]) -> tuple[Hypernode, ...]:
-        """The hypernodes of one sentence: called once per example, when the model indexes it."""
-        return self.phrases(tokens)
+    def hypernodes(self, tokens: Sequence[str]) -> torch.Tensor:
+        """The (m, n) bool membership of one sentence's phrases: called once per example, when the model indexes it."""
+        return hypernode_membership([self.phrases(tokens)], len(tokens))[0]
 
-    def batch_hypernodes(self, hypernodes: Sequence[Sequence[Hypernode]], num_words: int) -> torch.Tensor:
-        """The (B, M, num_words) membership tensor of a batch: what ``forward`` takes as *hypernodes*."""
-        return hypernode_membership(hypernodes, num_words)
+    def batch_hypernodes(self, hypernodes: Sequence[torch.Tensor], num_words: int) -> torch.Tensor:
+        """The (B, M, num_words) membership of a batch, from :meth:`hypernodes`' answers: what ``forward`` takes."""
+        return pad_memberships(hypernodes, num_words)
 
     def forward(
         self, embedded: torch.Tensor, mask: torch.Tensor, token_paths: torch.Tensor | None = None, hypernodes: torch.Tensor | None = None
