@@ -1,6 +1,7 @@
 """Predictors turn an archive into a line-in, JSON-out parser (``toolkit predict --predictor NAME``)."""
 
+from predictors.dependency import DependencyPredictor
 from predictors.predictor import Predictor
 from predictors.semantic_parser import SemanticParserPredictor
 
-__all__ = ["Predictor", "SemanticParserPredictor"]
+__all__ = ["DependencyPredictor", "Predictor", "SemanticParserPredictor"]

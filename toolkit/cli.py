@@ -97,13 +97,16 @@ def evaluate(archive: str, data: str, output_file: str | None, beam_size: int | 
 @click.argument("archive", type=click.Path())
 @click.argument("input_file", metavar="INPUT", type=click.Path(allow_dash=True))
 @click.option("--predictor", default=None, help="Predictor name (see `toolkit list Predictor`); default: semantic_parser.")
-@click.option("--output-file", "-o", type=click.Path(dir_okay=False), default=None, help="Write JSON lines here instead of stdout.")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False), default=None, help="Write the output here instead of stdout.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
 @beam_option
 @device_option
 @include_option
 def predict(archive: str, input_file: str, predictor: str | None, output_file: str | None, batch_size: int, beam_size: int | None, device: str, include: tuple[str, ...]) -> None:
-    """Parse each line of INPUT (plain text or JSON; - for stdin); one JSON line out per line in."""
+    """Parse each line of INPUT (plain text or JSON; - for stdin); one JSON line out per line in.
+
+    ``--predictor dependency`` reads plain text or CoNLL-U and writes one CoNLL-U sentence per input sentence.
+    """
     from predictors import Predictor
 
     _setup(include)
@@ -129,7 +132,10 @@ def predict(archive: str, input_file: str, predictor: str | None, output_file: s
 @click.option("-o", "--overrides", multiple=True, help="As for `train`: JSON or jsonnet merged into the config.")
 @include_option
 def oracle(config: str, data: str, overrides: tuple[str, ...], include: tuple[str, ...]) -> None:
-    """Replay CONFIG's grammar oracle on DATA; prints round-trip counts as one JSON object."""
+    """Replay CONFIG's grammar oracle on DATA; prints round-trip counts as one JSON object.
+
+    A grammar that learns from training data (labeled-SHIFT words) is fitted on DATA itself.
+    """
     from toolkit.data.dataset_readers import DatasetReader
     from toolkit.grammars.grammar import Grammar
     from toolkit.oracle import replay_oracle
@@ -138,7 +144,10 @@ def oracle(config: str, data: str, overrides: tuple[str, ...], include: tuple[st
     params = _params(config, overrides)
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
     grammar = Grammar.from_params(params.pop("grammar", {}))
-    click.echo(json.dumps(replay_oracle(grammar, reader.read(data))))
+    examples = reader.read(data)
+    if callable(fit := getattr(grammar, "fit", None)):  # as `toolkit train` does (toolkit.training.train.fit_grammar)
+        fit(examples)
+    click.echo(json.dumps(replay_oracle(grammar, examples)))
 
 
 @cli.command(name="list")

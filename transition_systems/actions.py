@@ -6,6 +6,10 @@ listed anywhere in the grammar: the model's symbol vocabulary, built from the or
 the training data, is the label set. :class:`ValidActions` therefore admits an arc with *any*
 relation when its kind is valid, so the answer depends only on a handful of flags; it is hashable
 and repeats constantly, which is what the model's memoised vocabulary mask wants.
+
+With the labeled-SHIFT option a shift of a frequent word names the word, ``SHIFT:the``
+(:func:`labeled_shift`): the decoder then also learns to predict the next word, and a
+configuration allows exactly the one SHIFT symbol that fits its buffer front.
 """
 
 from collections.abc import Iterable
@@ -24,6 +28,11 @@ def arc(kind: str, label: str) -> str:
     return f"{kind}:{label}"
 
 
+def labeled_shift(word: str) -> str:
+    """The SHIFT symbol that names the shifted word: ``labeled_shift("the") == "SHIFT:the"``."""
+    return f"{SHIFT}:{word}"
+
+
 def split_action(symbol: str) -> tuple[str, str | None]:
     """``(kind, relation)``; the relation is ``None`` for SHIFT and SWAP. ``ValueError`` if not an action."""
     kind, colon, label = symbol.partition(":")
@@ -40,7 +49,8 @@ class ValidActions:
 
     *right* is a right arc to a word, *root* a right arc to the artificial root. When *root_label*
     is set, an arc to the root must carry it and no other arc may (UD's ``root``), so every output
-    names its root the way the treebank does.
+    names its root the way the treebank does. *shift_symbol* is the one symbol that shifts: plain
+    ``SHIFT``, or with labeled SHIFT the buffer front's ``SHIFT:<word>`` when the word is decorated.
     """
 
     shift: bool = False
@@ -49,10 +59,13 @@ class ValidActions:
     root: bool = False
     swap: bool = False
     root_label: str | None = None
+    shift_symbol: str = SHIFT
 
     def __contains__(self, symbol: object) -> bool:
-        if symbol == SHIFT:
+        if symbol == self.shift_symbol:
             return self.shift
+        if symbol == SHIFT:  # a decorated shift is due: plain SHIFT is not an alternative
+            return False
         if symbol == SWAP:
             return self.swap
         if not isinstance(symbol, str):
@@ -70,11 +83,13 @@ class ValidActions:
 
     @staticmethod
     @cache
-    def of(shift: bool, left: bool, right: bool, root: bool, swap: bool, root_label: str | None) -> "ValidActions":
+    def of(
+        shift: bool, left: bool, right: bool, root: bool, swap: bool, root_label: str | None, shift_symbol: str = SHIFT
+    ) -> "ValidActions":
         """The shared instance for these flags: there are only a few, and configurations ask for one at every step."""
-        return ValidActions(shift, left, right, root, swap, root_label)
+        return ValidActions(shift, left, right, root, swap, root_label, shift_symbol)
 
     def expand(self, labels: Iterable[str]) -> list[str]:
         """Every allowed symbol whose relation is among *labels* (for tests and enumerating searches)."""
-        candidates = [SHIFT, SWAP] + [arc(kind, label) for label in labels for kind in (LEFT, RIGHT)]
+        candidates = [self.shift_symbol, SWAP] + [arc(kind, label) for label in labels for kind in (LEFT, RIGHT)]
         return [symbol for symbol in candidates if symbol in self]

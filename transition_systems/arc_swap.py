@@ -73,13 +73,20 @@ class ArcSwap(TransitionSystem):
 
     Args:
         swap_oracle: ``"lazy"`` (default, fewer swaps) or ``"eager"``.
-        root_label, single_root: as for every :class:`TransitionSystem`.
+        root_label, single_root, labeled_shift_words, shift_words: as for every :class:`TransitionSystem`.
     """
 
-    def __init__(self, swap_oracle: Literal["lazy", "eager"] = "lazy", root_label: str | None = "root", single_root: bool = True) -> None:
+    def __init__(
+        self,
+        swap_oracle: Literal["lazy", "eager"] = "lazy",
+        root_label: str | None = "root",
+        single_root: bool = True,
+        labeled_shift_words: int = 0,
+        shift_words: list[str] | None = None,
+    ) -> None:
         if swap_oracle not in ("lazy", "eager"):
             raise ConfigurationError(f"grammar.swap_oracle must be 'lazy' or 'eager', got {swap_oracle!r}")
-        super().__init__(root_label, single_root)
+        super().__init__(root_label, single_root, labeled_shift_words, shift_words)
         self.swap_oracle = swap_oracle
 
     def valid(self, config: Configuration) -> ValidActions:

@@ -10,12 +10,12 @@ the configuration only holds the data and exposes it through the :class:`State` 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolkit.data.dataset_readers.conllu import DependencyTree
 from toolkit.grammars.grammar import State
-from transition_systems.actions import ValidActions, split_action
+from transition_systems.actions import SHIFT, ValidActions, split_action
 
 if TYPE_CHECKING:
     from transition_systems.transition_system import TransitionSystem
@@ -29,7 +29,9 @@ class Configuration(State):
     """Stack (bottom first, the root at the bottom), buffer (front first) and the arcs built so far.
 
     ``heads[i]`` / ``labels[i]`` are node *i*'s head and relation (index 0, the root, unused);
-    ``NO_HEAD`` marks a word not yet attached.
+    ``NO_HEAD`` marks a word not yet attached. *shift_symbols* is empty without labeled SHIFT;
+    with it, ``shift_symbols[i]`` is the symbol that shifts node *i* (``SHIFT:the`` or ``SHIFT``),
+    one tuple shared by every configuration of the sentence.
     """
 
     system: TransitionSystem
@@ -37,14 +39,18 @@ class Configuration(State):
     buffer: tuple[int, ...]
     heads: tuple[int, ...]
     labels: tuple[str, ...]
+    shift_symbols: tuple[str, ...] = field(default=(), repr=False)
 
     @classmethod
-    def start(cls, system: TransitionSystem, length: int) -> Configuration:
+    def start(cls, system: TransitionSystem, length: int, shift_symbols: tuple[str, ...] = ()) -> Configuration:
         """The initial configuration of a sentence of *length* words: only the root on the stack."""
-        return cls(system, (0,), tuple(range(1, length + 1)), (NO_HEAD,) * (length + 1), (NO_LABEL,) * (length + 1))
+        return cls(system, (0,), tuple(range(1, length + 1)), (NO_HEAD,) * (length + 1), (NO_LABEL,) * (length + 1), shift_symbols)
 
     def allowed(self) -> ValidActions:
-        return self.system.valid(self)
+        valid = self.system.valid(self)
+        if self.shift_symbols and valid.shift and (symbol := self.shift_symbols[self.buffer[0]]) != SHIFT:
+            return ValidActions.of(valid.shift, valid.left, valid.right, valid.root, valid.swap, valid.root_label, symbol)
+        return valid
 
     def features(self) -> Mapping[str, Any]:
         """Source token positions (0-based, the root left out) nearest first: stack top first, buffer front first.
@@ -55,9 +61,10 @@ class Configuration(State):
 
     def apply(self, symbol: str) -> Configuration:
         """The configuration after *symbol*; ``ValueError`` if it is not an action allowed here."""
-        if symbol not in self.system.valid(self):
+        allowed = self.allowed()
+        if symbol not in allowed:
             raise ValueError(f"{symbol!r} is not allowed by {type(self.system).__name__} with stack {self.stack} and buffer {self.buffer[:5]}")
-        kind, label = split_action(symbol)
+        kind, label = (SHIFT, None) if symbol == allowed.shift_symbol else split_action(symbol)
         return self.system.transition(self, kind, label)
 
     def is_final(self) -> bool:
@@ -73,8 +80,8 @@ class Configuration(State):
         """A copy with the arc ``head -> dependent`` added and the given stack and buffer."""
         heads = self.heads[:dependent] + (head,) + self.heads[dependent + 1:]
         labels = self.labels[:dependent] + (label,) + self.labels[dependent + 1:]
-        return Configuration(self.system, stack, buffer, heads, labels)
+        return Configuration(self.system, stack, buffer, heads, labels, self.shift_symbols)
 
     def move(self, stack: tuple[int, ...], buffer: tuple[int, ...]) -> Configuration:
         """A copy with the given stack and buffer and the same arcs."""
-        return Configuration(self.system, stack, buffer, self.heads, self.labels)
+        return Configuration(self.system, stack, buffer, self.heads, self.labels, self.shift_symbols)

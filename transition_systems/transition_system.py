@@ -5,16 +5,18 @@ what an action does (``transition``), and which action a static oracle takes tow
 (``gold_action``). The base class turns these into a :class:`Grammar`: ``oracle`` runs the
 configuration from the start, asking ``gold_action`` at every step, so the oracle cannot disagree
 with the state machine; ``gold`` is the target tree without its tags; ``data_report`` counts the
-non-projective trees. Implementations register under the Grammar registry
-(``@Grammar.register("arc_standard")``); a config names them with ``"type"``.
+non-projective trees; ``fit`` learns the labeled-SHIFT words from the training data.
+Implementations register under the Grammar registry (``@Grammar.register("arc_standard")``); a
+config names them with ``"type"``.
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, NoReturn
+from typing import Any, Literal, NoReturn
 
 from toolkit.data.dataset_readers.conllu import DependencyTree
 from toolkit.data.example import Example
@@ -22,7 +24,7 @@ from toolkit.errors import ConfigurationError, DataError
 from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.attachment import AttachmentScores
 from toolkit.metrics.metric import Metric
-from transition_systems.actions import ValidActions
+from transition_systems.actions import SHIFT, ValidActions, labeled_shift
 from transition_systems.configuration import NO_HEAD, Configuration
 from transition_systems.projectivity import children_of, is_projective, projectivize
 
@@ -54,12 +56,34 @@ class TransitionSystem(Grammar):
             it. ``null`` lets the root arc take any relation.
         single_root: only one word may attach to the root, and only as the last action, as UD
             requires; ``false`` allows several.
+        labeled_shift_words: the labeled-SHIFT multitask (Stack-Transformer paper): shifting one
+            of the *K* most frequent training words emits ``SHIFT:<word>`` instead of ``SHIFT``,
+            so the decoder also learns to name the next word; other words shift with plain
+            ``SHIFT``. Trees and scores are unchanged. The words are counted by :meth:`fit`,
+            which ``toolkit train`` calls on the training data before building the vocabulary
+            and records as ``grammar.shift_words`` in the run's config, so an archive rebuilds
+            the same grammar. ``0`` (the default) turns it off.
+        shift_words: the decorated words themselves (exact forms), instead of counting them;
+            what training records. Given, it wins over *labeled_shift_words*.
     """
 
-    def __init__(self, root_label: str | None = "root", single_root: bool = True) -> None:
+    def __init__(
+        self,
+        root_label: str | None = "root",
+        single_root: bool = True,
+        labeled_shift_words: int = 0,
+        shift_words: list[str] | None = None,
+    ) -> None:
         if root_label is not None and (not root_label or ":" in root_label):
             raise ConfigurationError(f"grammar.root_label must be a relation without ':', got {root_label!r}")
+        if labeled_shift_words < 0:
+            raise ConfigurationError(f"grammar.labeled_shift_words must be >= 0, got {labeled_shift_words}")
+        for word in shift_words or ():
+            if not word or any(character.isspace() for character in word):
+                raise ConfigurationError(f"grammar.shift_words must be non-empty words without whitespace, got {word!r}")
         self.root_label, self.single_root = root_label, single_root
+        self.labeled_shift_words = labeled_shift_words
+        self.shift_words: frozenset[str] | None = None if shift_words is None else frozenset(shift_words)
 
     # ------------------------------------------------------------ the system's rules
 
@@ -82,7 +106,32 @@ class TransitionSystem(Grammar):
     # ------------------------------------------------------------ the Grammar interface
 
     def initial_state(self, example: Example) -> Configuration:
-        return Configuration.start(self, len(example.tokens))
+        return Configuration.start(self, len(example.tokens), self.shift_symbols(example.tokens))
+
+    def shift_symbols(self, tokens: Sequence[str]) -> tuple[str, ...]:
+        """Per node (the root first), the symbol that shifts it; empty without labeled SHIFT."""
+        if self.shift_words is None:
+            if self.labeled_shift_words:
+                raise ConfigurationError(
+                    "grammar.labeled_shift_words needs the training words: `toolkit train` counts them (grammar.fit) "
+                    "and records grammar.shift_words; elsewhere give grammar.shift_words"
+                )
+            return ()
+        words = self.shift_words
+        return ("",) + tuple(labeled_shift(token) if token in words else SHIFT for token in tokens)
+
+    def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
+        """Count the labeled-SHIFT words in the training *examples* (the *K* most frequent forms).
+
+        Returns the config entries (under ``grammar``) that rebuild the fitted grammar without the
+        data, ``{"shift_words": [...]}``; nothing when there is nothing to learn.
+        """
+        if not self.labeled_shift_words or self.shift_words is not None:
+            return {}
+        counts = Counter(token for example in examples for token in example.tokens if not any(c.isspace() for c in token))
+        words = [word for word, _ in counts.most_common(self.labeled_shift_words)]
+        self.shift_words = frozenset(words)
+        return {"shift_words": words}
 
     def oracle(self, example: Example) -> list[str]:
         """The static oracle's actions for *example*'s tree (after :meth:`oracle_tree`)."""
@@ -92,6 +141,8 @@ class TransitionSystem(Grammar):
         limit = 2 * len(example.tokens) + len(example.tokens) ** 2  # arc-swap's bound; the others need 2n
         while not config.is_final():
             action = self.gold_action(config, gold)
+            if action == SHIFT and config.shift_symbols:
+                action = config.shift_symbols[config.buffer[0]]
             if action is None or len(actions) > limit:
                 self._refuse(example, f"the {self.name} oracle is stuck with stack {config.stack} and buffer {config.buffer[:5]}")
             try:
@@ -116,8 +167,17 @@ class TransitionSystem(Grammar):
         return self.target(example).without_upos()
 
     def data_report(self, examples: Sequence[Example]) -> dict[str, int]:
-        """How many trees are non-projective (those a projective system skips or changes)."""
-        return {"non_projective_trees": sum(not is_projective(self.target(example).heads) for example in examples)}
+        """How many trees are non-projective (those a projective system skips or changes); labeled-SHIFT coverage."""
+        return {"non_projective_trees": sum(not is_projective(self.target(example).heads) for example in examples), **self.shift_report(examples)}
+
+    def shift_report(self, examples: Sequence[Example]) -> dict[str, int]:
+        """With labeled SHIFT: how many words are decorated, and how many tokens of *examples* shift with a word."""
+        if not self.shift_words:
+            return {}
+        return {
+            "shift_words": len(self.shift_words),
+            "labeled_shifts": sum(token in self.shift_words for example in examples for token in example.tokens),
+        }
 
     def oracle_metrics(self) -> list[Metric]:
         """UAS and LAS of the oracle's trees against the targets (punctuation included)."""
@@ -166,10 +226,17 @@ class ProjectiveTransitionSystem(TransitionSystem):
             example out of training (:meth:`skips`), and the oracle refuses it.
     """
 
-    def __init__(self, non_projective: NonProjective = "projectivize", root_label: str | None = "root", single_root: bool = True) -> None:
+    def __init__(
+        self,
+        non_projective: NonProjective = "projectivize",
+        root_label: str | None = "root",
+        single_root: bool = True,
+        labeled_shift_words: int = 0,
+        shift_words: list[str] | None = None,
+    ) -> None:
         if non_projective not in ("projectivize", "skip"):
             raise ConfigurationError(f"grammar.non_projective must be 'projectivize' or 'skip', got {non_projective!r}")
-        super().__init__(root_label, single_root)
+        super().__init__(root_label, single_root, labeled_shift_words, shift_words)
         self.non_projective = non_projective
 
     def oracle_tree(self, example: Example) -> tuple[tuple[int, ...], tuple[str, ...]]:
@@ -191,4 +258,4 @@ class ProjectiveTransitionSystem(TransitionSystem):
             report["skipped_trees"] = len(non_projective)
         else:
             report["lifted_arcs"] = sum(projectivize(self.target(example).heads)[1] for example in non_projective)
-        return report
+        return {**report, **self.shift_report(examples)}

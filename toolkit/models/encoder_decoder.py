@@ -134,7 +134,9 @@ class EncoderDecoder(Model):
             derivation = self.grammar.derive(example)
             indexed["target"] = self.vocab.indices(derivation.symbols, TARGET)
             if self.decoder.uses_features:
-                indexed["features"] = derivation.features
+                # A decoder may flatten its features once here rather than every epoch in forward (the Stack-Transformer's masks).
+                index_features = getattr(self.decoder, "index_features", None)
+                indexed["features"] = index_features(derivation.features) if index_features else derivation.features
         return indexed
 
     def collate(self, indexed: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import shutil
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from toolkit.archive import CONFIG_NAME, VOCABULARY_DIR, write_archive
 from toolkit.data.dataset_readers import DatasetReader
@@ -51,6 +52,27 @@ def build_vocabulary(
         counters[SOURCE].update(example.tokens)
         counters[TARGET].update(grammar.oracle(example))
     return Vocabulary(counters, min_count=min_count, max_size=max_size, namespace_aliases=namespace_aliases)
+
+
+def fit_grammar(grammar: Grammar, examples: Sequence[Example]) -> dict[str, Any]:
+    """Let the grammar learn from the training data (e.g. a transition system's labeled-SHIFT words).
+
+    A grammar with a ``fit(examples)`` method returns the config entries that rebuild it fitted;
+    they go into the run's ``config.json``, so the archive needs no training data to load.
+    """
+    fit = getattr(grammar, "fit", None)
+    return fit(examples) if callable(fit) else {}
+
+
+def drop_skipped(grammar: Grammar, examples: Sequence[Example], split: str) -> list[Example]:
+    """*examples* less those the grammar ``skips()`` (it cannot derive them by choice), with a logged count.
+
+    Validation loses them too: its loss needs the oracle. Test scores are computed on every example.
+    """
+    kept = [example for example in examples if not grammar.skips(example)]
+    if len(kept) < len(examples):
+        logger.info("left out %d of %d %s examples that the grammar skips", len(examples) - len(kept), len(examples), split)
+    return kept
 
 
 def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> None:
@@ -100,8 +122,14 @@ def _train(params: Params, config: dict, directory: Path, recover: bool) -> Path
     train_examples = reader.read(train_path)
     validation_examples = reader.read(validation_path) if validation_path else None
     logger.info("read %d training and %d validation examples", len(train_examples), len(validation_examples or []))
+    if fitted := fit_grammar(grammar, train_examples):
+        config["grammar"] = {**config.get("grammar", {}), **fitted}  # the archive rebuilds the fitted grammar
+        logger.info("grammar fitted on the training data: %s", ", ".join(f"{key} ({len(value)})" if isinstance(value, list) else key for key, value in fitted.items()))
     if report := grammar.data_report(train_examples):
         logger.info("grammar on the training data: %s", json.dumps(report))
+    train_examples = drop_skipped(grammar, train_examples, "training")
+    if validation_examples is not None:
+        validation_examples = drop_skipped(grammar, validation_examples, "validation")
 
     vocabulary_params = params.pop("vocabulary", {})
     vocab_dir = directory / VOCABULARY_DIR

@@ -46,9 +46,13 @@ class TransformerDecoderLayer(nn.Module):
             return self.self_attention.attend(h, keys, values, causal=past_kv is None and h.size(1) > 1)
 
         x = self.sublayer(0, x, self_attend)
-        x = self.sublayer(1, x, lambda h: self.cross_attention.attend(h, *memory_kv, mask=memory_mask))
+        x = self.sublayer(1, x, lambda h: self.cross_attend(h, memory_kv, memory_mask))
         x = self.sublayer(2, x, self.feedforward)
         return x, new_kv[0]
+
+    def cross_attend(self, h: torch.Tensor, memory_kv: tuple[torch.Tensor, torch.Tensor], memory_mask) -> torch.Tensor:
+        """Attention of the normalised states *h* over the source; the Stack-Transformer layer overrides it."""
+        return self.cross_attention.attend(h, *memory_kv, mask=memory_mask)
 
 
 @Decoder.register("transformer")

@@ -1,0 +1,240 @@
+"""Sentences in, CoNLL-U dependency trees out (``toolkit predict ARCHIVE INPUT --predictor dependency``).
+
+Input is either format, recognised from its first line that is neither blank nor a comment:
+
+- **CoNLL-U** (that line starts with a word ID and a tab): one sentence per block. Only ID and
+  FORM are read; HEAD, DEPREL and DEPS may be ``_`` (and are replaced), so tokenizer output and
+  treebank files both work. Comments and multiword-token lines (``3-4``) are copied through;
+  empty nodes (``8.1``) are dropped, since their enhanced arcs are not predicted.
+- **plain text**: one sentence per line, tokenised with spaCy's rule-based English tokenizer
+  (``spacy.blank("en")``, no model needed) when spaCy is installed, else on whitespace
+  (:attr:`DependencyPredictor.tokenizer_name` says which). Each output sentence gets
+  ``# sent_id`` (the input line number) and ``# text``; spaCy's ``SpaceAfter=No`` goes to MISC.
+
+Output is one CoNLL-U sentence per input sentence, in order. An input that cannot be parsed (an
+empty line or sentence, a malformed CoNLL-U line, a sentence longer than the model can decode)
+becomes a comment-only block at its place, ``# error = <file>:<line>: <why>``, which the ``conllu``
+library reads as a sentence without words; the message is also logged, and every other sentence
+is still parsed.
+"""
+
+import logging
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Any
+
+from predictors.predictor import Predictor
+from toolkit.archive import Archive
+from toolkit.data.example import Example
+from toolkit.decoding import Search
+from toolkit.errors import ConfigurationError, DataError
+from toolkit.training.evaluation import predict
+from transition_systems.configuration import NO_LABEL
+from transition_systems.transition_system import TransitionSystem
+
+logger = logging.getLogger(__name__)
+
+CONLLU_ROW = re.compile(r"^\d+(?:-\d+|\.\d+)?\t")
+COLUMNS = 10
+Tokenizer = Callable[[str], list[tuple[str, bool]]]  # text -> (token, followed by a space?)
+
+
+@dataclass
+class Sentence:
+    """One input sentence, or the error that replaces it in the output."""
+
+    where: str  # "file:line" of its first line
+    tokens: list[str] = field(default_factory=list)
+    comments: list[str] = field(default_factory=list)
+    rows: list[list[str] | None] = field(default_factory=list)  # CoNLL-U rows; None marks a word of plain text
+    space_after: list[bool] = field(default_factory=list)
+    error: str | None = None
+
+
+def whitespace_tokenizer(text: str) -> list[tuple[str, bool]]:
+    return [(token, True) for token in text.split()]
+
+
+def make_tokenizer(name: str) -> tuple[Tokenizer, str]:
+    """``"auto"``: spaCy's English tokenizer if spaCy is installed, else whitespace; or either by name."""
+    if name not in ("auto", "spacy", "whitespace"):
+        raise ConfigurationError(f"tokenizer must be 'auto', 'spacy' or 'whitespace', got {name!r}")
+    if name == "whitespace":
+        return whitespace_tokenizer, "whitespace"
+    try:
+        import spacy
+    except ImportError:
+        if name == "spacy":
+            raise ConfigurationError('the spaCy tokenizer needs spaCy: pip install "spacy>=3.8,<3.9"') from None
+        return whitespace_tokenizer, "whitespace"
+    tokenizer = spacy.blank("en").tokenizer
+
+    def tokenize(text: str) -> list[tuple[str, bool]]:
+        return [(token.text, bool(token.whitespace_)) for token in tokenizer(text) if not token.is_space]
+
+    return tokenize, "spacy"
+
+
+@Predictor.register("dependency")
+class DependencyPredictor(Predictor):
+    """A dependency parser's predictor: plain text or CoNLL-U in, CoNLL-U out (see the module docstring).
+
+    Args:
+        tokenizer: ``"auto"`` (default: spaCy if installed, else whitespace), ``"spacy"`` or ``"whitespace"``.
+    """
+
+    def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192, tokenizer: str = "auto"):
+        super().__init__(archive, search, max_tokens)
+        if not isinstance(self.model.grammar, TransitionSystem):
+            raise ConfigurationError(
+                f"the dependency predictor needs a dependency parser (a transition-system grammar); "
+                f"this archive's grammar is {type(self.model.grammar).__name__}"
+            )
+        self.tokenize, self.tokenizer_name = make_tokenizer(tokenizer)
+        self.max_words = self.word_limit()
+
+    def word_limit(self) -> int:
+        """The longest sentence the model can decode: every word takes a shift and an attachment,
+        so ``2n`` actions must fit the search's ``max_steps`` and the decoder's positions."""
+        limits = [(self.search or self.model.search).max_steps // 2]
+        for module, per_word in ((self.model.encoder, 1), (self.model.decoder, 2)):
+            table = getattr(getattr(module, "positions", None), "table", None)
+            if table is not None:
+                limits.append(table.size(0) // per_word)
+        return min(limits)
+
+    # ------------------------------------------------------------ reading
+
+    def sentences(self, lines: Iterable[str], source: str) -> Iterator[Sentence]:
+        """The input sentences in order, each carrying its error if it cannot be parsed."""
+        numbered = ((number, line.rstrip("\r\n")) for number, line in enumerate(lines, start=1))
+        head: list[tuple[int, str]] = []
+        conllu = False
+        for number, line in numbered:
+            head.append((number, line))
+            if line.strip() and not line.startswith("#"):
+                conllu = bool(CONLLU_ROW.match(line))
+                break
+        rest = chain(head, numbered)
+        yield from (self.conllu_sentences(rest, source) if conllu else self.text_sentences(rest, source))
+
+    def text_sentences(self, lines: Iterable[tuple[int, str]], source: str) -> Iterator[Sentence]:
+        for number, line in lines:
+            sentence = Sentence(f"{source}:{number}", comments=[f"# sent_id = {number}"])
+            if line.strip():
+                sentence.comments.append(f"# text = {line.strip()}")
+            tokens = self.tokenize(line)
+            sentence.tokens = [token for token, _ in tokens]
+            sentence.space_after = [space for _, space in tokens]
+            sentence.rows = [None] * len(tokens)
+            yield self.check(sentence)
+
+    def conllu_sentences(self, lines: Iterable[tuple[int, str]], source: str) -> Iterator[Sentence]:
+        block: list[tuple[int, str]] = []
+        for number, line in chain(lines, [(0, "")]):
+            if line.strip():
+                block.append((number, line))
+            elif block:
+                yield self.check(self.conllu_sentence(block, source))
+                block = []
+
+    def conllu_sentence(self, block: list[tuple[int, str]], source: str) -> Sentence:
+        sentence = Sentence(f"{source}:{block[0][0]}")
+        for number, line in block:
+            if line.startswith("#"):
+                sentence.comments.append(line)
+                continue
+            fields = line.split("\t")
+            if len(fields) != COLUMNS:
+                return self.fail(sentence, f"{source}:{number}: expected {COLUMNS} tab-separated columns, found {len(fields)}")
+            word_id = fields[0]
+            if re.fullmatch(r"\d+\.\d+", word_id):
+                continue  # an empty node: not a word of the basic tree
+            if re.fullmatch(r"\d+-\d+", word_id):
+                sentence.rows.append(fields)  # a multiword token: copied through
+                continue
+            if not word_id.isdigit():
+                return self.fail(sentence, f"{source}:{number}: {word_id!r} is not a word ID")
+            if int(word_id) != len(sentence.tokens) + 1:
+                return self.fail(sentence, f"{source}:{number}: word ids must run 1, 2, 3, ...: expected {len(sentence.tokens) + 1}, found {word_id}")
+            sentence.tokens.append(fields[1])
+            sentence.rows.append(fields)
+        return sentence
+
+    def check(self, sentence: Sentence) -> Sentence:
+        """Mark a sentence the model cannot parse: no words, or more than it can decode."""
+        if sentence.error is None:
+            if not sentence.tokens:
+                self.fail(sentence, f"{sentence.where}: an empty sentence (no words to parse)")
+            elif len(sentence.tokens) > self.max_words:
+                self.fail(
+                    sentence,
+                    f"{sentence.where}: a sentence of {len(sentence.tokens)} words is longer than this model can parse "
+                    f"({self.max_words} words: search max_steps and decoder positions)",
+                )
+        return sentence
+
+    @staticmethod
+    def fail(sentence: Sentence, message: str) -> Sentence:
+        sentence.error = message
+        logger.warning("%s", message)
+        return sentence
+
+    # ------------------------------------------------------------ parsing and writing
+
+    def predict_lines(self, lines: Iterable[str], batch_size: int = 64) -> Iterator[str]:
+        """One CoNLL-U block (ending in a newline) per input sentence, parsed *batch_size* at a time."""
+        source = getattr(lines, "name", None) or "<input>"
+        chunk: list[Sentence] = []
+        for sentence in self.sentences(lines, str(source)):
+            chunk.append(sentence)
+            if len(chunk) == batch_size:
+                yield from self.parse(chunk)
+                chunk = []
+        if chunk:
+            yield from self.parse(chunk)
+
+    def parse(self, sentences: list[Sentence]) -> Iterator[str]:
+        readable = [sentence for sentence in sentences if sentence.error is None]
+        trees = predict(self.model, [Example(sentence.tokens) for sentence in readable], self.max_tokens, self.search)
+        parsed = {id(sentence): tree for sentence, tree in zip(readable, trees)}
+        for sentence in sentences:
+            tree = parsed.get(id(sentence))
+            if tree is not None and NO_LABEL in tree.deprels:  # the search stopped before every word was attached
+                self.fail(sentence, f"{sentence.where}: decoding stopped after max_steps before the parse was complete")
+            yield self.conllu(sentence, None if sentence.error else tree)
+
+    @staticmethod
+    def conllu(sentence: Sentence, tree: Any) -> str:
+        comments = [line for line in sentence.comments if not line.startswith("# error")]
+        if tree is None:
+            return "\n".join(comments + [f"# error = {' '.join(str(sentence.error).split())}"]) + "\n"
+        lines, word = list(comments), 0
+        for row in sentence.rows:
+            if row is not None and "-" in row[0]:
+                lines.append("\t".join(row))
+                continue
+            head, deprel = str(tree.heads[word]), tree.deprels[word]
+            if row is None:
+                misc = "_" if sentence.space_after[word] else "SpaceAfter=No"
+                fields = [str(word + 1), sentence.tokens[word], "_", "_", "_", "_", head, deprel, "_", misc]
+            else:
+                fields = row[:6] + [head, deprel, "_", row[9]]
+            lines.append("\t".join(fields))
+            word += 1
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------ the JSON interface of Predictor.predict
+
+    def to_example(self, line: str) -> Example:
+        tokens = [token for token, _ in self.tokenize(line)]
+        if not tokens:
+            raise DataError("empty input line")
+        if len(tokens) > self.max_words:
+            raise DataError(f"a sentence of {len(tokens)} words is longer than this model can parse ({self.max_words} words)")
+        return Example(tokens)
+
+    def to_json(self, example: Example, prediction: Any) -> dict[str, Any]:
+        return {"tokens": example.tokens, "heads": list(prediction.heads), "deprels": list(prediction.deprels)}

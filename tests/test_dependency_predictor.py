@@ -1,0 +1,165 @@
+"""End to end on a slice of UD English-EWT: `toolkit train` a seconds-sized Stack-Transformer (labeled
+SHIFT, non-projective trees skipped), then `toolkit evaluate` and `toolkit predict --predictor dependency`
+on plain text and CoNLL-U, bad sentences included."""
+
+import json
+import logging
+import sys
+import tarfile
+from collections import Counter
+
+import conllu
+import pytest
+
+from predictors.dependency import DependencyPredictor, make_tokenizer
+from tests.conftest import FIXTURES, data_root
+from toolkit.archive import Archive
+from toolkit.cli import main
+from toolkit.data.vocabulary import Vocabulary
+from toolkit.errors import ConfigurationError
+from toolkit.grammars import SequenceGrammar
+from toolkit.models import EncoderDecoder
+from toolkit.modules.decoders import TransformerDecoder
+from toolkit.modules.encoders import TransformerEncoder
+
+OVERRIDES = {
+    "model.decoder.type": "stack_transformer",
+    "model.decoder.num_heads": 2,
+    "grammar": {"non_projective": "skip", "labeled_shift_words": 20},
+    "trainer.num_epochs": 1,
+    "trainer.num_checkpoints_to_average": 1,
+}
+
+
+def run(monkeypatch, capsys, *args):
+    """Run `toolkit ARGS` in-process; return (exit code, stdout, stderr)."""
+    monkeypatch.setattr(sys, "argv", ["toolkit", *map(str, args)])
+    try:
+        main()
+        code = 0
+    except SystemExit as exit:
+        code = exit.code or 0
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def ewt(tmp_path_factory):
+    """40 training and 10 test sentences of EWT dev (2 of the 40 are non-projective)."""
+    source = data_root() / "ud-english-ewt" / "en_ewt-ud-dev.conllu"
+    if not source.exists():
+        pytest.skip(f"UD English-EWT not found at {source}")
+    sentences = source.read_text(encoding="utf-8").split("\n\n")
+    directory = tmp_path_factory.mktemp("ewt")
+    paths = {"train": directory / "train.conllu", "test": directory / "test.conllu"}
+    paths["train"].write_text("\n\n".join(sentences[:40]) + "\n\n", encoding="utf-8")
+    paths["test"].write_text("\n\n".join(sentences[40:50]) + "\n\n", encoding="utf-8")
+    return paths
+
+
+@pytest.fixture(scope="module")
+def archive(ewt, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("run")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TRAIN", str(ewt["train"]))
+        patch.setenv("TEST", str(ewt["test"]))
+        patch.setattr(logging.getLogger(), "level", logging.INFO)  # for out.log, whatever pytest's log level
+        patch.setattr(sys, "argv", ["toolkit", "train", str(FIXTURES / "tiny_dependency.jsonnet"), "-s", str(directory), "-f", "-o", json.dumps(OVERRIDES)])
+        try:
+            main()
+        except SystemExit as exit:
+            assert not exit.code, "training failed: see the captured output"
+    return directory / "model.tar.gz"
+
+
+def test_training_records_the_labeled_shift_words_and_the_skipped_trees(archive, ewt, monkeypatch, capsys):
+    with tarfile.open(archive) as tar:
+        config = json.load(tar.extractfile("config.json"))
+        symbols = tar.extractfile("vocabulary/symbols.txt").read().decode("utf-8").split("\n")
+    assert len(config["grammar"]["shift_words"]) == 20 and config["model"]["decoder"]["type"] == "stack_transformer"
+    assert sum(symbol.startswith("SHIFT:") for symbol in symbols) == 20
+    log = (archive.parent / "out.log").read_text()
+    assert "left out 2 of 40 training examples that the grammar skips" in log
+    code, out, err = run(monkeypatch, capsys, "evaluate", archive, ewt["test"])
+    assert code == 0, err
+    metrics = json.loads(out)
+    assert metrics["examples"] == 10 and 0.0 <= metrics["las"] <= metrics["uas"] <= 1.0
+
+
+def check_tree(sentence):
+    heads = [token["head"] for token in sentence if isinstance(token["id"], int)]
+    assert heads.count(0) == 1 and all(0 <= head <= len(heads) for head in heads)
+
+
+def test_predict_plain_text(archive, tmp_path, monkeypatch, capsys, caplog):
+    text = tmp_path / "sentences.txt"
+    lines = ["The cat sat on the mat .", "", " ".join(["word"] * 300), "Birds sing ."]
+    text.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = run(monkeypatch, capsys, "predict", archive, text, "--predictor", "dependency")
+    assert code == 0, err
+    sentences = conllu.parse(out)
+    assert len(sentences) == 4  # one per input line, in order
+    assert [s.metadata["sent_id"] for s in sentences] == ["1", "2", "3", "4"]
+    assert [t["form"] for t in sentences[0]] == lines[0].split() and sentences[0].metadata["text"] == lines[0]
+    assert [t["form"] for t in sentences[3]] == lines[3].split()
+    for sentence in (sentences[0], sentences[3]):
+        check_tree(sentence)
+    assert len(sentences[1]) == 0 and sentences[1].metadata["error"] == f"{text}:2: an empty sentence (no words to parse)"
+    assert len(sentences[2]) == 0 and "a sentence of 300 words is longer than this model can parse" in sentences[2].metadata["error"]
+    assert f"{text}:3: a sentence of 300 words" in caplog.text  # also logged
+
+
+def test_predict_conllu_with_bad_sentences(archive, ewt, tmp_path, monkeypatch, capsys):
+    blocks = ewt["test"].read_text(encoding="utf-8").strip().split("\n\n")
+    lines = blocks[2].split("\n")
+    bad_line = next(i for i, line in enumerate(lines) if line.startswith("3\t"))
+    lines[bad_line] = "3\tonly\tfour\tcolumns"
+    blocks[2] = "\n".join(lines)
+    blocks.insert(5, "# sent_id = nothing\n# text =")
+    path = tmp_path / "input.conllu"
+    path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    line_of_bad = sum(block.count("\n") + 2 for block in blocks[:2]) + bad_line + 1
+
+    code, out, err = run(monkeypatch, capsys, "predict", archive, path, "--predictor", "dependency", "--beam-size", "2", "--batch-size", "3")
+    assert code == 0, err
+    predicted, given = conllu.parse(out), conllu.parse("\n\n".join(blocks) + "\n\n")
+    assert len(predicted) == len(given) == 11
+    for i, (out_sentence, in_sentence) in enumerate(zip(predicted, given)):
+        assert out_sentence.metadata.get("sent_id") == in_sentence.metadata.get("sent_id")
+        if i == 2:
+            assert len(out_sentence) == 0
+            assert out_sentence.metadata["error"] == f"{path}:{line_of_bad}: expected 10 tab-separated columns, found 4"
+        elif i == 5:
+            assert len(out_sentence) == 0 and "an empty sentence" in out_sentence.metadata["error"]
+        else:  # every word and multiword token in place, with the predicted tree
+            assert [t["form"] for t in out_sentence] == [t["form"] for t in in_sentence]
+            assert [t["lemma"] for t in out_sentence] == [t["lemma"] for t in in_sentence]
+            check_tree(out_sentence)
+
+
+def test_tokenizers():
+    assert make_tokenizer("whitespace")[0]("I don't  know .") == [("I", True), ("don't", True), ("know", True), (".", True)]
+    with pytest.raises(ConfigurationError, match="tokenizer must be"):
+        make_tokenizer("nltk")
+
+
+def test_spacy_tokenizer_splits_like_the_treebank():
+    pytest.importorskip("spacy", reason='spaCy is not installed (pip install "spacy>=3.8,<3.9")')
+    tokenize, name = make_tokenizer("auto")
+    assert name == "spacy"
+    assert tokenize("I don't know.") == [("I", True), ("do", False), ("n't", True), ("know", False), (".", False)]
+
+
+def test_without_spacy_plain_text_is_split_on_whitespace(monkeypatch):
+    monkeypatch.setitem(sys.modules, "spacy", None)  # import spacy now raises ImportError
+    assert make_tokenizer("auto")[1] == "whitespace"
+    with pytest.raises(ConfigurationError, match='pip install "spacy'):
+        make_tokenizer("spacy")
+
+
+def test_an_archive_that_is_not_a_dependency_parser_is_refused():
+    vocab = Vocabulary({"tokens": Counter("ab"), "symbols": Counter("xy")})
+    model = EncoderDecoder(vocab, SequenceGrammar(), TransformerEncoder(8, 1, 2, 16), TransformerDecoder(8, 1, 2, 16))
+    archive = Archive(model, {}, None, [], {})  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="needs a dependency parser"):
+        DependencyPredictor(archive)
