@@ -127,7 +127,7 @@ class DependencyPredictor(Predictor):
                 sentence.comments.append(f"# text = {line.strip()}")
             tokens = self.tokenize(line)
             sentence.tokens = [token for token, _ in tokens]
-            sentence.space_after = [space for _, space in tokens]
+            sentence.space_after = [space for _, space in tokens[:-1]] + [True] * bool(tokens)  # nothing said after the last token
             sentence.rows = [None] * len(tokens)
             yield self.check(sentence)
 

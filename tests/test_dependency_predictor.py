@@ -137,6 +137,18 @@ def test_predict_conllu_with_bad_sentences(archive, ewt, tmp_path, monkeypatch, 
             check_tree(out_sentence)
 
 
+def test_plain_text_is_tokenised_by_spacy_when_installed(archive, tmp_path, monkeypatch, capsys):
+    pytest.importorskip("spacy", reason='spaCy is not installed (pip install "spacy>=3.8,<3.9")')
+    text = tmp_path / "sentence.txt"
+    text.write_text("I don't know, really.\n", encoding="utf-8")
+    code, out, err = run(monkeypatch, capsys, "predict", archive, text, "--predictor", "dependency")
+    assert code == 0, err
+    (sentence,) = conllu.parse(out)
+    assert [t["form"] for t in sentence] == ["I", "do", "n't", "know", ",", "really", "."]
+    assert [t["misc"] for t in sentence] == [None, {"SpaceAfter": "No"}, None, {"SpaceAfter": "No"}, None, {"SpaceAfter": "No"}, None]
+    check_tree(sentence)
+
+
 def test_tokenizers():
     assert make_tokenizer("whitespace")[0]("I don't  know .") == [("I", True), ("don't", True), ("know", True), (".", True)]
     with pytest.raises(ConfigurationError, match="tokenizer must be"):
