@@ -104,3 +104,29 @@ def test_precision_auto_is_full_precision_on_the_cpu_and_bad_values_name_the_key
     assert resolve_precision("bf16", torch.device("cpu")) == "bf16"
     with pytest.raises(ConfigurationError, match="trainer.mixed_precision"):
         resolve_precision("fp8", torch.device("cpu"))
+
+
+def test_weights_that_are_views_of_one_buffer_save_and_load(tmp_path):
+    """cuDNN flattens an nn.LSTM's weights into one buffer on a GPU; tied embeddings stay tied."""
+    from toolkit.training.checkpointer import load_weights, save_weights
+
+    class Flattened(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            buffer = torch.arange(12.0)
+            self.a = torch.nn.Parameter(buffer[:6].view(2, 3))  # views, as cuDNN makes them
+            self.b = torch.nn.Parameter(buffer[6:].view(3, 2))
+            self.embedding = torch.nn.Embedding(4, 2)
+            self.output = torch.nn.Linear(2, 4, bias=False)
+            self.output.weight = self.embedding.weight  # tied
+
+    model = Flattened()
+    path = tmp_path / "weights.safetensors"
+    save_weights(model, path)
+    saved = load_file(str(path))
+    assert sorted(saved) == ["a", "b", "embedding.weight"]  # the tied output weight is stored once
+    fresh = Flattened()
+    with torch.no_grad():
+        fresh.b.zero_(), fresh.embedding.weight.zero_()
+    load_weights(fresh, saved)
+    assert torch.equal(fresh.b, model.b) and torch.equal(fresh.output.weight, model.embedding.weight)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_model, save_model
+from safetensors.torch import load_file
 
 from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.vocabulary import Vocabulary
@@ -22,6 +22,7 @@ from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
 from toolkit.params import Params
+from toolkit.training.checkpointer import load_weights, save_weights
 
 CONFIG_NAME = "config.json"
 VOCABULARY_DIR = "vocabulary"
@@ -44,7 +45,7 @@ class Archive:
 def write_archive(serialization_dir: str | Path, model: Model) -> Path:
     """Save *model*'s weights next to the config and vocabulary, and pack the four into ``model.tar.gz``."""
     directory = Path(serialization_dir)
-    save_model(model, str(directory / WEIGHTS_NAME))
+    save_weights(model, directory / WEIGHTS_NAME)
     if not (directory / METRICS_NAME).exists():
         (directory / METRICS_NAME).write_text("{}")
     archive = directory / ARCHIVE_NAME
@@ -79,7 +80,7 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
         except ToolkitError as error:
             raise ArchiveError(f"{path}: its config no longer builds: {error}") from None
         try:
-            load_model(model, str(directory / WEIGHTS_NAME), strict=True, device="cpu")
+            load_weights(model, load_file(str(directory / WEIGHTS_NAME), device="cpu"))
         except Exception as error:  # safetensors raises several types for torn or mismatched files
             raise ArchiveError(f"{path}: cannot load {WEIGHTS_NAME}: {error}") from None
     model.to(device).eval()

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_file, save_model
+from safetensors.torch import load_file, save_file
 
 
 def atomic_write(path: Path, write) -> None:
@@ -35,7 +35,7 @@ class Checkpointer:
 
     def save(self, epoch: int, model: torch.nn.Module, state: dict[str, Any], kept_epochs: list[int]) -> None:
         """Write epoch *epoch*'s weights and the training state, then drop weights not in *kept_epochs*."""
-        atomic_write(self.weights_path(epoch), lambda path: save_model(model, str(path)))
+        atomic_write(self.weights_path(epoch), lambda path: save_weights(model, path))
         atomic_write(self.directory / self.STATE, lambda path: torch.save(state, path))
         for path in self.directory.glob("model_epoch_*.safetensors"):
             if int(path.stem.rsplit("_", 1)[1]) not in kept_epochs:
@@ -54,8 +54,26 @@ class Checkpointer:
         return {name: (tensor / len(epochs)).float() for name, tensor in total.items()}
 
 
+def save_weights(model: torch.nn.Module, path: str | os.PathLike) -> None:
+    """Write *model*'s weights as safetensors, each tied tensor once (under its first name).
+
+    ``safetensors.save_model`` refuses tensors that are views into a larger shared buffer, which
+    is what cuDNN makes of an ``nn.LSTM``'s weights on a GPU; here only exact aliases (tied
+    embeddings) are merged, and every other tensor is written as its own contiguous copy.
+    """
+    tensors: dict[str, torch.Tensor] = {}
+    seen: set[tuple] = set()
+    for name, tensor in model.state_dict().items():
+        alias = (tensor.device, tensor.data_ptr(), tensor.shape, tensor.stride())
+        if alias in seen:
+            continue
+        seen.add(alias)
+        tensors[name] = tensor.detach().to("cpu", copy=True).contiguous()
+    save_file(tensors, str(path))
+
+
 def load_weights(model: torch.nn.Module, weights: dict[str, torch.Tensor]) -> None:
-    """Load *weights* saved by ``safetensors.save_model``, which stores each tied tensor once."""
+    """Load *weights* written by :func:`save_weights`, which stores each tied tensor once."""
     missing, unexpected = model.load_state_dict(weights, strict=False)
     loaded = {id(tensor) for name, tensor in model.state_dict(keep_vars=True).items() if name in weights}
     untied = [name for name in missing if id(model.state_dict(keep_vars=True)[name]) not in loaded]
