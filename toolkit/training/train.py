@@ -18,7 +18,8 @@ import json
 import logging
 import shutil
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -90,11 +91,22 @@ def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> No
     directory.mkdir(parents=True, exist_ok=True)
 
 
-def add_file_logging(directory: Path) -> logging.Handler:
+@contextmanager
+def file_logging(directory: Path) -> Iterator[None]:
+    """Write the toolkit's INFO messages to ``out.log`` for the run, whatever the console's level."""
     handler = logging.FileHandler(directory / "out.log")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.getLogger().addHandler(handler)
-    return handler
+    toolkit_logger, root = logging.getLogger("toolkit"), logging.getLogger()
+    previous = toolkit_logger.level
+    if toolkit_logger.getEffectiveLevel() > logging.INFO:
+        toolkit_logger.setLevel(logging.INFO)  # setLevel, not .level =: it clears the loggers' caches
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+        toolkit_logger.setLevel(previous)
 
 
 def train_model(params: Params, serialization_dir: str | Path, recover: bool = False, force: bool = False) -> Path:
@@ -102,12 +114,8 @@ def train_model(params: Params, serialization_dir: str | Path, recover: bool = F
     directory = Path(serialization_dir)
     config = params.as_dict()
     prepare_serialization_dir(directory, recover, force)
-    handler = add_file_logging(directory)
-    try:
+    with file_logging(directory):
         return _train(params, config, directory, recover)
-    finally:
-        logging.getLogger().removeHandler(handler)
-        handler.close()
 
 
 def _train(params: Params, config: dict, directory: Path, recover: bool) -> Path:
