@@ -3,5 +3,6 @@
 from predictors.dependency import DependencyPredictor
 from predictors.predictor import Predictor
 from predictors.semantic_parser import SemanticParserPredictor
+from predictors.tagger import TaggerPredictor
 
-__all__ = ["DependencyPredictor", "Predictor", "SemanticParserPredictor"]
+__all__ = ["DependencyPredictor", "Predictor", "SemanticParserPredictor", "TaggerPredictor"]

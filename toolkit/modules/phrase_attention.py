@@ -34,8 +34,8 @@ class NgramLSTM(nn.Module):
 
     The weights are an ``nn.LSTM``'s, but the recurrence is unrolled here: n is at most a few
     steps while the batch holds every n-gram of every sentence (tens of thousands of rows), the
-    shape where the fused CPU kernel is slowest (its backward pass made training 13x slower).
-    Both directions run together as one batched matrix product per step.
+    shape where the fused CPU kernel is slowest (with it, a 3-layer encoder's forward and backward
+    took 2.4 times as long). Both directions run together as one batched matrix product per step.
     """
 
     def __init__(self, n: int, dim: int, dropout: float = 0.0):
