@@ -155,6 +155,11 @@ class TestOverrides:
             "model": {"encoder": {"layers": 2, "sizes": [3]}},
         }
 
+    def test_a_new_type_keeps_the_component_s_other_keys(self, tmp_path):
+        path = write(tmp_path, '{model: {decoder: {type: "transformer", input_dim: 8}}}')
+        params = Params.from_file(path, overrides={"model.decoder.type": "stack_transformer"})
+        assert params.as_dict()["model"]["decoder"] == {"type": "stack_transformer", "input_dim": 8}
+
     def test_string_overrides_json_and_jsonnet(self, tmp_path):
         path = write(tmp_path, self.CONFIG)
         params = Params.from_file(path, overrides='{"model.encoder.layers": 4, "new_key": true}')

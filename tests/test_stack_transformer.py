@@ -331,12 +331,12 @@ def test_the_ewt_config_builds_every_ablation():
         {"grammar.labeled_shift_words": 3},
     ]
     from toolkit.params import merge, unflatten
-    from toolkit.training.train import build_vocabulary, fit_grammar
+    from toolkit.training.train import build_vocabulary
 
     for override in overrides:
         params = Params.from_file(str(FIXTURES.parent.parent / "jsonnet_configs" / "ud_ewt_stack_transformer.jsonnet"), merge({}, unflatten(override)))
         grammar = Grammar.from_params(params.pop("grammar"))
-        fit_grammar(grammar, [FISH, SWIM, BIRDS])
+        grammar.fit([FISH, SWIM, BIRDS])
         vocab = build_vocabulary([FISH, SWIM, BIRDS], grammar)
         from toolkit.models.model import Model
 

@@ -70,11 +70,11 @@ HYPERNODE = {"type": "hypernode_transformer", "input_dim": 16, "num_layers": 1, 
 def test_tagger_indexes_hypernodes_once_per_example_and_batches_them():
     model = build(HYPERNODE)
     indexed = [model.index(example) for example in EXAMPLES]
-    assert indexed[0]["hypernodes"].int().tolist() == [[1, 1, 0], [0, 1, 1], [1, 1, 1]]  # (0, 1), (1, 2), (0, 1, 2)
+    assert indexed[0]["encoder_inputs"]["hypernodes"].int().tolist() == [[1, 1, 0], [0, 1, 1], [1, 1, 1]]  # (0, 1), (1, 2), (0, 1, 2)
     assert model.length(indexed[1]) == 4
     batch = model.collate(indexed)
-    assert batch["source"].shape == (2, 4) and batch["hypernodes"].shape == (2, 5, 4) and batch["target"].shape == (2, 4)
-    assert batch["hypernodes"][0].int().tolist() == [[1, 1, 0, 0], [0, 1, 1, 0], [1, 1, 1, 0], [0, 0, 0, 0], [0, 0, 0, 0]]
+    assert batch["source"].shape == (2, 4) and batch["encoder_inputs"]["hypernodes"].shape == (2, 5, 4) and batch["target"].shape == (2, 4)
+    assert batch["encoder_inputs"]["hypernodes"][0].int().tolist() == [[1, 1, 0, 0], [0, 1, 1, 0], [1, 1, 1, 0], [0, 0, 0, 0], [0, 0, 0, 0]]
     output = model(batch)
     assert output["num_tokens"] == 7 and output["loss"].requires_grad
 

@@ -7,6 +7,7 @@ import torch
 
 from tests.conftest import FIXTURES
 from tests.test_cli import run
+from toolkit.data.example import Example
 from toolkit.errors import DataError
 from toolkit.modules.encoders import TransformerEncoder
 from tree_codecs import LcrsDfsCodec, NaryDfsCodec, TreePairsReader
@@ -16,6 +17,12 @@ def write(tmp_path, text):
     path = tmp_path / "pairs.tsv"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def batch_inputs(encoder, paths):
+    """What a model passes the encoder for a batch of trees with these token paths."""
+    examples = [Example(["x"] * len(p), token_paths=p) for p in paths]
+    return encoder.batch_inputs([encoder.example_inputs(e) for e in examples], max(map(len, paths)))
 
 
 def test_reader_lists_the_source_tree_with_paths(tmp_path):
@@ -51,12 +58,12 @@ def test_tree_encoder_sees_paths_not_sequence_order():
     embedded = torch.randn(1, 4, 16)
     paths = [[(), (0,), (0, 1), (0, 1, 0)]]
     mask = torch.ones(1, 4, dtype=torch.bool)
-    out = encoder(embedded, mask, encoder.batch_paths(paths, torch.device("cpu")))
+    out = encoder(embedded, mask, **batch_inputs(encoder, paths))
     order = [2, 0, 3, 1]
-    permuted = encoder(embedded[:, order], mask, encoder.batch_paths([[paths[0][i] for i in order]], torch.device("cpu")))
+    permuted = encoder(embedded[:, order], mask, **batch_inputs(encoder, [[paths[0][i] for i in order]]))
     assert torch.allclose(permuted, out[:, order], atol=1e-5)
     # ... and the paths matter: the same tokens at other nodes are encoded differently.
-    moved = encoder(embedded, mask, encoder.batch_paths([[(), (1,), (1, 1), (1, 1, 1)]], torch.device("cpu")))
+    moved = encoder(embedded, mask, **batch_inputs(encoder, [[(), (1,), (1, 1), (1, 1, 1)]]))
     assert not torch.allclose(moved, out, atol=1e-3)
 
 
@@ -65,10 +72,10 @@ def test_padding_does_not_change_a_tree(tmp_path):
     encoder = TransformerEncoder(16, num_layers=1, num_heads=2, ff_dim=32, dropout=0.0, positional_encoding="tree").eval()
     embedded = torch.randn(2, 3, 16)
     mask = torch.tensor([[True, True, True], [True, True, False]])
-    paths = encoder.batch_paths([[(), (0,), (0, 1)], [(), (0,)]], torch.device("cpu"))
-    assert paths.shape == (2, 3, 64) and paths[1, 2].sum() == 0
-    batched = encoder(embedded, mask, paths)[1, :2]
-    alone = encoder(embedded[1:, :2], mask[1:, :2], encoder.batch_paths([[(), (0,)]], torch.device("cpu")))[0]
+    inputs = batch_inputs(encoder, [[(), (0,), (0, 1)], [(), (0,)]])
+    assert inputs["token_paths"].shape == (2, 3, 64) and inputs["token_paths"][1, 2].sum() == 0
+    batched = encoder(embedded, mask, **inputs)[1, :2]
+    alone = encoder(embedded[1:, :2], mask[1:, :2], **batch_inputs(encoder, [[(), (0,)]]))[0]
     assert torch.allclose(batched, alone, atol=1e-5)
 
 

@@ -145,8 +145,7 @@ def oracle(config: str, data: str, overrides: tuple[str, ...], include: tuple[st
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
     grammar = Grammar.from_params(params.pop("grammar", {}))
     examples = reader.read(data)
-    if callable(fit := getattr(grammar, "fit", None)):  # as `toolkit train` does (toolkit.training.train.fit_grammar)
-        fit(examples)
+    grammar.fit(examples)  # as `toolkit train` does
     click.echo(json.dumps(replay_oracle(grammar, examples)))
 
 

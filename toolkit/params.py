@@ -241,7 +241,11 @@ def unflatten(overrides: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def merge(config: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Deep-merge *overrides* into a copy of *config*: dicts merge, anything else replaces."""
+    """Deep-merge *overrides* into a copy of *config*: dicts merge, anything else replaces.
+
+    Merging keeps a component's other keys when only its ``"type"`` changes (a decoder becomes a
+    ``stack_transformer`` with the same sizes), as AllenNLP's overrides do.
+    """
     merged = copy_tree(config)
     for key, value in overrides.items():
         if isinstance(value, Mapping) and isinstance(merged.get(key), dict):

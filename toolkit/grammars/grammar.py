@@ -85,6 +85,14 @@ class Grammar(Registrable):
         """Counts worth a line in the training log (e.g. trees deeper than a positional encoding reaches)."""
         return {}
 
+    def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
+        """Learn from the training *examples* before the vocabulary is built (e.g. labeled-SHIFT words).
+
+        Returns the config entries (under ``grammar``) that rebuild the fitted grammar without the
+        data; they go into the run's ``config.json``, so an archive loads without training data.
+        """
+        return {}
+
     def skips(self, example: Example) -> bool:
         """Whether training should leave *example* out: the grammar cannot derive it by choice (e.g. a
         non-projective tree for a projective transition system told to skip them); ``data_report`` counts them."""

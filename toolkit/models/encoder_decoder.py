@@ -22,6 +22,7 @@ from toolkit.grammars.grammar import Allowed, Grammar, State
 from toolkit.models.model import Model
 from toolkit.modules.decoders import Decoder, DecoderCache
 from toolkit.modules.encoders import Seq2SeqEncoder
+from toolkit.training.device import move_to_device
 
 
 @dataclass
@@ -123,26 +124,17 @@ class EncoderDecoder(Model):
 
     def index(self, example: Example) -> dict[str, Any]:
         indexed: dict[str, Any] = {"source": self.vocab.indices(example.tokens, SOURCE)}
-        if self.encoder.uses_token_paths:
-            if example.token_paths is None:
-                raise ConfigurationError(
-                    "model.encoder reads tree inputs (positional_encoding 'tree'), but the examples are sentences: "
-                    "use a tree reader such as 'tree_pairs'"
-                )
-            indexed["token_paths"] = example.token_paths
+        indexed["encoder_inputs"] = self.encoder.example_inputs(example)
         if example.target is not None:
             derivation = self.grammar.derive(example)
             indexed["target"] = self.vocab.indices(derivation.symbols, TARGET)
             if self.decoder.uses_features:
-                # A decoder may flatten its features once here rather than every epoch in forward (the Stack-Transformer's masks).
-                index_features = getattr(self.decoder, "index_features", None)
-                indexed["features"] = index_features(derivation.features) if index_features else derivation.features
+                indexed["features"] = self.decoder.index_features(derivation.features)
         return indexed
 
     def collate(self, indexed: Sequence[dict[str, Any]]) -> dict[str, Any]:
         batch: dict[str, Any] = {"source": pad([item["source"] for item in indexed], self.pad_index)}
-        if self.encoder.uses_token_paths:
-            batch["token_paths"] = self.encoder.batch_paths([item["token_paths"] for item in indexed], torch.device("cpu"))
+        batch["encoder_inputs"] = self.encoder.batch_inputs([item.get("encoder_inputs", {}) for item in indexed], batch["source"].size(1))
         if all("target" in item for item in indexed):
             batch["target_in"] = pad([[self.bos_index] + item["target"][:-1] for item in indexed], self.pad_index)
             batch["target_out"] = pad([item["target"] for item in indexed], self.pad_index)
@@ -152,9 +144,10 @@ class EncoderDecoder(Model):
 
     # ---------------------------------------------------------------- training
 
-    def encode(self, source: torch.Tensor, token_paths: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def encode(self, source: torch.Tensor, encoder_inputs: dict[str, torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Encoder states (B, S, D) and the token mask; *encoder_inputs* are the encoder's own (tree paths, phrases)."""
         mask = source != self.pad_index  # (B, S)
-        return self.encoder(self.source_embedding(source) * self.embedding_scale, mask, token_paths), mask
+        return self.encoder(self.source_embedding(source) * self.embedding_scale, mask, **(encoder_inputs or {})), mask
 
     def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         """Teacher-forced loss; also the counts behind token accuracy."""
@@ -162,7 +155,7 @@ class EncoderDecoder(Model):
         if self.training and self.source_token_dropout > 0:
             drop = (torch.rand(source.shape, device=source.device) < self.source_token_dropout) & (source != self.pad_index)
             source = source.masked_fill(drop, Vocabulary.UNK_INDEX)
-        memory, memory_mask = self.encode(source, batch.get("token_paths"))
+        memory, memory_mask = self.encode(source, batch.get("encoder_inputs", {}))
         features = self.decoder.batch_features(batch["features"], memory.device) if self.decoder.uses_features else None
         hidden = self.decoder(self.target_embedding(batch["target_in"]) * self.embedding_scale, memory, memory_mask, features)
         logits = self.output_projection(hidden)  # (B, T, V)
@@ -177,7 +170,7 @@ class EncoderDecoder(Model):
     # ---------------------------------------------------------------- decoding (the IncrementalModel protocol)
 
     def start_decoding(self, batch: dict[str, Any], use_cache: bool) -> EncoderDecoderContext:
-        memory, mask = self.encode(batch["source"], batch.get("token_paths"))
+        memory, mask = self.encode(batch["source"], batch.get("encoder_inputs", {}))
         return EncoderDecoderContext(memory, mask, self.decoder.start(memory, mask) if use_cache else None)
 
     def decode_step(
@@ -239,6 +232,6 @@ class EncoderDecoder(Model):
     def predict(self, examples: Sequence[Example], search: Search | None = None) -> list[Any]:
         """Decode *examples* (one batch) and return each final state's result."""
         unlabelled = [Example(e.tokens, meta=e.meta, token_paths=e.token_paths) for e in examples]
-        batch = {name: value.to(self.device) for name, value in self.collate([self.index(e) for e in unlabelled]).items()}
+        batch = move_to_device(self.collate([self.index(e) for e in unlabelled]), self.device)
         states = [self.grammar.initial_state(example) for example in examples]
         return [state.result() for state in (search or self.search).search(self, batch, states)]

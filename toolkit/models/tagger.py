@@ -21,6 +21,7 @@ from toolkit.metrics.accuracy import TagAccuracy, gold_tags
 from toolkit.metrics.metric import Metric
 from toolkit.models.encoder_decoder import pad
 from toolkit.models.model import Model
+from toolkit.training.device import move_to_device
 from toolkit.modules.encoders import Seq2SeqEncoder
 
 
@@ -83,8 +84,8 @@ class TagGrammar(Grammar):
 class Tagger(Model):
     """An encoder and a linear layer over the tags, trained with cross-entropy per token.
 
-    Needs the ``"tags"`` grammar. With an encoder that reads phrases (``hypernode_transformer``),
-    the phrases of each example are generated once, when it is indexed, and batched in ``collate``.
+    Needs the ``"tags"`` grammar. Whatever else the encoder reads of an example (the phrases of a
+    ``hypernode_transformer``) is made once, when the example is indexed, and batched in ``collate``.
 
     # Parameters
     encoder : any ``Seq2SeqEncoder``.
@@ -108,10 +109,7 @@ class Tagger(Model):
         super().__init__()
         if not isinstance(grammar, TagGrammar):
             raise ConfigurationError(f'model type \'tagger\' needs "grammar": {{"type": "tags"}}, got {type(grammar).__name__}')
-        if encoder.uses_token_paths:
-            raise ConfigurationError("model.encoder: the tagger reads sentences, not trees (positional_encoding must be 'sinusoidal')")
         self.vocab, self.grammar, self.encoder = vocab, grammar, encoder
-        self.uses_hypernodes = getattr(encoder, "uses_hypernodes", False)
         dim = encoder.get_output_dim()
         self.label_smoothing, self.source_token_dropout = label_smoothing, source_token_dropout
         self.embedding_scale = dim**0.5 if scale_embeddings else 1.0
@@ -139,8 +137,7 @@ class Tagger(Model):
 
     def index(self, example: Example) -> dict[str, Any]:
         indexed: dict[str, Any] = {"source": self.vocab.indices(example.tokens, SOURCE)}
-        if self.uses_hypernodes:
-            indexed["hypernodes"] = self.encoder.hypernodes(example.tokens)  # the phrases' (m, n) membership
+        indexed["encoder_inputs"] = self.encoder.example_inputs(example)  # e.g. the phrases' (m, n) membership
         if example.target is not None:
             indexed["target"] = self.vocab.indices(self.grammar.oracle(example), TARGET)
         return indexed
@@ -152,8 +149,7 @@ class Tagger(Model):
     def collate(self, indexed: Sequence[dict[str, Any]]) -> dict[str, Any]:
         source = pad([item["source"] for item in indexed], self.pad_index)
         batch: dict[str, Any] = {"source": source}
-        if self.uses_hypernodes:
-            batch["hypernodes"] = self.encoder.batch_hypernodes([item["hypernodes"] for item in indexed], source.size(1))
+        batch["encoder_inputs"] = self.encoder.batch_inputs([item.get("encoder_inputs", {}) for item in indexed], source.size(1))
         if all("target" in item for item in indexed):
             batch["target"] = pad([item["target"] for item in indexed], self.pad_index)
         return batch
@@ -168,8 +164,7 @@ class Tagger(Model):
             drop = (torch.rand(source.shape, device=source.device) < self.source_token_dropout) & mask
             source = source.masked_fill(drop, Vocabulary.UNK_INDEX)
         embedded = self.embedding(source) * self.embedding_scale
-        extra = {"hypernodes": batch["hypernodes"]} if self.uses_hypernodes else {}
-        return self.output_projection(self.dropout(self.encoder(embedded, mask, **extra)))
+        return self.output_projection(self.dropout(self.encoder(embedded, mask, **batch.get("encoder_inputs", {}))))
 
     def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         logits = self.logits(batch)
@@ -185,6 +180,6 @@ class Tagger(Model):
     def predict(self, examples: Sequence[Example], search: Any = None) -> list[tuple[str, ...]]:
         """The best tag of every token (never a special symbol), per example; *search* is not used."""
         batch = self.collate([self.index(Example(example.tokens, meta=example.meta)) for example in examples])
-        batch = {name: value.to(self.device) for name, value in batch.items()}
+        batch = move_to_device(batch, self.device)
         best = self.logits(batch).masked_fill(self.specials, float("-inf")).argmax(-1).tolist()
         return [tuple(self.tags[i] for i in row[: len(example.tokens)]) for row, example in zip(best, examples)]

@@ -1,12 +1,22 @@
 """Where training runs and in which precision: one place for CUDA/CPU and autocast choices."""
 
 import contextlib
+from typing import Any
 
 import torch
 
 from toolkit.errors import ConfigurationError
 
 _DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def move_to_device(batch: Any, device: torch.device) -> Any:
+    """*batch* with every tensor in it (also inside dicts, such as an encoder's inputs) on *device*."""
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device, non_blocking=True)
+    if isinstance(batch, dict):
+        return {key: move_to_device(value, device) for key, value in batch.items()}
+    return batch
 
 
 def resolve_device(name: str = "auto") -> torch.device:

@@ -9,10 +9,9 @@ from toolkit.data.batching import TokenBudgetBatchSampler
 from toolkit.data.example import Example
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
+from toolkit.training.device import move_to_device
 
-
-def move_to_device(batch: dict[str, Any], device: torch.device) -> dict[str, Any]:
-    return {key: value.to(device, non_blocking=True) if isinstance(value, torch.Tensor) else value for key, value in batch.items()}
+__all__ = ["evaluate", "move_to_device", "predict"]
 
 
 @torch.no_grad()

@@ -55,16 +55,6 @@ def build_vocabulary(
     return Vocabulary(counters, min_count=min_count, max_size=max_size, namespace_aliases=namespace_aliases)
 
 
-def fit_grammar(grammar: Grammar, examples: Sequence[Example]) -> dict[str, Any]:
-    """Let the grammar learn from the training data (e.g. a transition system's labeled-SHIFT words).
-
-    A grammar with a ``fit(examples)`` method returns the config entries that rebuild it fitted;
-    they go into the run's ``config.json``, so the archive needs no training data to load.
-    """
-    fit = getattr(grammar, "fit", None)
-    return fit(examples) if callable(fit) else {}
-
-
 def drop_skipped(grammar: Grammar, examples: Sequence[Example], split: str) -> list[Example]:
     """*examples* less those the grammar ``skips()`` (it cannot derive them by choice), with a logged count.
 
@@ -130,7 +120,7 @@ def _train(params: Params, config: dict, directory: Path, recover: bool) -> Path
     train_examples = reader.read(train_path)
     validation_examples = reader.read(validation_path) if validation_path else None
     logger.info("read %d training and %d validation examples", len(train_examples), len(validation_examples or []))
-    if fitted := fit_grammar(grammar, train_examples):
+    if fitted := grammar.fit(train_examples):
         config["grammar"] = {**config.get("grammar", {}), **fitted}  # the archive rebuilds the fitted grammar
         logger.info("grammar fitted on the training data: %s", ", ".join(f"{key} ({len(value)})" if isinstance(value, list) else key for key, value in fitted.items()))
     if report := grammar.data_report(train_examples):

@@ -60,6 +60,11 @@ class Decoder(nn.Module, Registrable):
         """One step: (N, 1, D) embedded last symbols -> (N, 1, D) states and the extended cache."""
         raise NotImplementedError
 
+    def index_features(self, steps: Sequence[Mapping[str, Any]]) -> Any:
+        """One example's per-step grammar features as stored at indexing time (once, not every epoch);
+        a decoder may flatten them here into what its :meth:`batch_features` collates fastest."""
+        return steps
+
     def batch_features(self, features: Sequence[Sequence[Mapping[str, Any]]], device: torch.device) -> Any:
         """Turn per-example, per-step grammar features (teacher forcing) into what :meth:`forward` takes."""
         return None

@@ -1,27 +1,36 @@
 """Registrable base of sentence encoders: (B, S, D) embeddings and a (B, S) mask in, (B, S, D) states out."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 from torch import nn
 
+from toolkit.data.example import Example
 from toolkit.registrable import Registrable
 
 
 class Seq2SeqEncoder(nn.Module, Registrable):
-    default_implementation = "transformer"
-    uses_token_paths = False  # encoders of tree inputs set this, and implement batch_paths
+    """Contextual states for embedded tokens.
 
-    def forward(
-        self, embedded: torch.Tensor, mask: torch.Tensor, token_paths: Any = None
-    ) -> torch.Tensor:  # pragma: no cover - abstract
-        """*token_paths* is what :meth:`batch_paths` made of the batch's ``Example.token_paths``."""
+    An encoder may read more of an example than its tokens (tree paths, phrases): it says what in
+    :meth:`example_inputs`, which a model calls once per example when indexing it, and pads a
+    batch of those in :meth:`batch_inputs`, whose answer the model passes to :meth:`forward` as
+    keyword arguments. Models need no knowledge of any particular encoder's inputs.
+    """
+
+    default_implementation = "transformer"
+
+    def forward(self, embedded: torch.Tensor, mask: torch.Tensor, **inputs: Any) -> torch.Tensor:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def batch_paths(self, paths: Sequence[Sequence[Sequence[int]]], device: torch.device) -> Any:
-        """Turn each example's token branch paths (tree inputs) into what :meth:`forward` takes."""
-        return None
+    def example_inputs(self, example: Example) -> dict[str, Any]:
+        """What this encoder reads of *example* besides its tokens; computed once, at indexing time."""
+        return {}
+
+    def batch_inputs(self, inputs: Sequence[Mapping[str, Any]], num_tokens: int) -> dict[str, torch.Tensor]:
+        """The batch's :meth:`example_inputs`, padded to *num_tokens* tokens: ``forward``'s keyword arguments."""
+        return {}
 
     def get_output_dim(self) -> int:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -14,14 +14,11 @@ post-norm). The encoder returns the n word states only, so any model that takes 
 ``Seq2SeqEncoder`` can use it. The cost is O((n + m)^2) per layer; n-grams of 2..k words give
 m = (k - 1) n - k (k - 1) / 2 hypernodes, about (k - 1) n.
 
-Hypernodes reach the encoder in one of two ways. A model that knows this encoder
-(``uses_hypernodes``) calls :meth:`HypernodeTransformerEncoder.hypernodes` once per example when
-indexing it (the phrases and their (m, n) word membership), then
-:meth:`~HypernodeTransformerEncoder.batch_hypernodes` when collating (padding only), and passes the
-(B, M, N) membership tensor to ``forward(..., hypernodes=...)``; the ``tagger`` does. A model that
-does not (``encoder_decoder`` today) calls ``forward`` without it, and the encoder then builds the
-membership from the sentence lengths, which works for generators whose phrases depend on the
-length alone (``ngram``) and is a configuration error for the others (``spacy_dependency``).
+Hypernodes are generated once per example, when a model indexes it (:meth:`Seq2SeqEncoder.example_inputs`:
+the phrases and their (m, n) word membership), and only padded per batch (``batch_inputs``); the
+model passes the (B, M, N) membership to ``forward(..., hypernodes=...)``. Called without it, the
+encoder builds the membership from the sentence lengths, which works for generators whose
+phrases depend on the length alone (``ngram``) and is a configuration error for the others.
 """
 
 from collections.abc import Sequence
@@ -87,8 +84,6 @@ class HypernodeTransformerEncoder(TransformerEncoder):
     hypernodes have no position).
     """
 
-    uses_hypernodes = True
-
     def __init__(
         self,
         input_dim: int,
@@ -126,8 +121,14 @@ class HypernodeTransformerEncoder(TransformerEncoder):
         """The (B, M, num_words) membership of a batch, from :meth:`hypernodes`' answers: what ``forward`` takes."""
         return pad_memberships(hypernodes, num_words)
 
+    def example_inputs(self, example):
+        return {"hypernodes": self.hypernodes(example.tokens)}
+
+    def batch_inputs(self, inputs, num_tokens):
+        return {"hypernodes": self.batch_hypernodes([item["hypernodes"] for item in inputs], num_tokens)}
+
     def forward(
-        self, embedded: torch.Tensor, mask: torch.Tensor, token_paths: torch.Tensor | None = None, hypernodes: torch.Tensor | None = None
+        self, embedded: torch.Tensor, mask: torch.Tensor, hypernodes: torch.Tensor | None = None
     ) -> torch.Tensor:
         """(B, N, D) word embeddings and (B, N) mask in, (B, N, D) word states out.
 
@@ -139,8 +140,8 @@ class HypernodeTransformerEncoder(TransformerEncoder):
             hypernodes = self.phrases.batch_membership(mask.sum(-1), num_words)
             if hypernodes is None:
                 raise ConfigurationError(
-                    f"encoder.phrases: '{type(self.phrases).__name__}' phrases must be generated per example, but this model "
-                    "does not pass them to the encoder; use a model that does (e.g. 'tagger'), or 'ngram' phrases"
+                    f"encoder.phrases: '{type(self.phrases).__name__}' phrases are generated per example, "
+                    "so the encoder needs the hypernodes its example_inputs made"
                 )
         hypernodes = hypernodes.to(mask.device)
         if hypernodes.shape[0] != batch or hypernodes.shape[2] != num_words:

@@ -59,8 +59,8 @@ class TransformerEncoder(Seq2SeqEncoder):
         if positional_encoding not in ("sinusoidal", "tree"):
             raise ConfigurationError(f"encoder.positional_encoding must be 'sinusoidal' or 'tree', got {positional_encoding!r}")
         self.input_dim = input_dim
-        self.uses_token_paths = positional_encoding == "tree"
-        if self.uses_token_paths:
+        self.reads_trees = positional_encoding == "tree"
+        if self.reads_trees:
             self.tree_positions = TreePositionalEncoding(input_dim, tree_degree, tree_max_depth, tree_parameterized)
         else:
             self.positions = SinusoidalPositionalEncoding(input_dim, max_length)
@@ -70,14 +70,26 @@ class TransformerEncoder(Seq2SeqEncoder):
         )
         self.final_norm = nn.LayerNorm(input_dim) if norm_first else nn.Identity()
 
-    def batch_paths(self, paths, device):
-        """(B, S, n·k) branch one-hots; padding sits at the root (zero), and is masked anyway."""
-        length = max(map(len, paths))
-        padded = [path for example in paths for path in list(example) + [()] * (length - len(example))]
-        return self.tree_positions.one_hots(padded).to(device).view(len(paths), length, -1)
+    def example_inputs(self, example):
+        """With tree positions, the branch path of every token (``Example.token_paths``)."""
+        if not self.reads_trees:
+            return {}
+        if example.token_paths is None:
+            raise ConfigurationError(
+                "model.encoder reads tree inputs (positional_encoding 'tree'), but the examples are sentences: "
+                "use a tree reader such as 'tree_pairs'"
+            )
+        return {"token_paths": example.token_paths}
+
+    def batch_inputs(self, inputs, num_tokens):
+        """``token_paths``: (B, S, n·k) branch one-hots; padding sits at the root (zero), and is masked anyway."""
+        if not self.reads_trees:
+            return {}
+        padded = [path for item in inputs for path in list(item["token_paths"]) + [()] * (num_tokens - len(item["token_paths"]))]
+        return {"token_paths": self.tree_positions.one_hots(padded).view(len(inputs), num_tokens, -1)}
 
     def forward(self, embedded: torch.Tensor, mask: torch.Tensor, token_paths: torch.Tensor | None = None) -> torch.Tensor:
-        if not self.uses_token_paths:
+        if not self.reads_trees:
             x = self.positions(embedded)
         elif token_paths is None:
             raise ConfigurationError("encoder.positional_encoding 'tree' needs tree inputs: use a tree reader such as 'tree_pairs'")
