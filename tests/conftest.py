@@ -1,6 +1,7 @@
 """Shared fixtures: paths to the real data sets and small slices of them."""
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,3 +25,17 @@ def geo_slice(tmp_path) -> dict[str, Path]:
     paths["train"].write_text("\n".join(lines[:40]) + "\n", encoding="utf-8")
     paths["test"].write_text("\n".join(lines[40:50]) + "\n", encoding="utf-8")
     return paths
+
+
+def run(monkeypatch, capsys, *args):
+    """Run `toolkit ARGS` in-process; return (exit code, stdout, stderr)."""
+    from toolkit.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["toolkit", *map(str, args)])
+    try:
+        main()
+        code = 0
+    except SystemExit as exit:
+        code = exit.code or 0
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -1,27 +1,15 @@
 """End to end through the `toolkit` command on a slice of real GEO data, and its errors on bad input."""
 
 import json
-import sys
 import tarfile
 
 import pytest
 
-from tests.conftest import FIXTURES
-from toolkit.cli import main
+from tests.conftest import FIXTURES, run
 
 CONFIG = str(FIXTURES / "tiny_seq2seq.jsonnet")
 
 
-def run(monkeypatch, capsys, *args):
-    """Run `toolkit ARGS` in-process; return (exit code, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["toolkit", *map(str, args)])
-    try:
-        main()
-        code = 0
-    except SystemExit as exit:
-        code = exit.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

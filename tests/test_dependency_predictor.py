@@ -12,7 +12,7 @@ import conllu
 import pytest
 
 from predictors.dependency import DependencyPredictor, make_tokenizer
-from tests.conftest import FIXTURES, data_root
+from tests.conftest import FIXTURES, data_root, run
 from toolkit.archive import Archive
 from toolkit.cli import main
 from toolkit.data.vocabulary import Vocabulary
@@ -31,16 +31,6 @@ OVERRIDES = {
 }
 
 
-def run(monkeypatch, capsys, *args):
-    """Run `toolkit ARGS` in-process; return (exit code, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["toolkit", *map(str, args)])
-    try:
-        main()
-        code = 0
-    except SystemExit as exit:
-        code = exit.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,11 @@
 """The tagger: the `tags` grammar, tag accuracy, the model with plain and hypernode encoders, and `toolkit train` on EWT."""
 
 import json
-import sys
 
 import pytest
 import torch
 
-from tests.conftest import data_root
-from toolkit.cli import main
+from tests.conftest import data_root, run
 from toolkit.data.dataset_readers import DependencyTree
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import Vocabulary
@@ -131,15 +129,6 @@ CONFIG = """
 """
 
 
-def run(monkeypatch, capsys, *args):
-    monkeypatch.setattr(sys, "argv", ["toolkit", *map(str, args)])
-    try:
-        main()
-        code = 0
-    except SystemExit as exit:
-        code = exit.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -5,8 +5,7 @@ import json
 import pytest
 import torch
 
-from tests.conftest import FIXTURES
-from tests.test_cli import run
+from tests.conftest import FIXTURES, run
 from toolkit.data.example import Example
 from toolkit.errors import DataError
 from toolkit.modules.encoders import TransformerEncoder

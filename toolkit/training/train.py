@@ -21,7 +21,6 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from toolkit.archive import CONFIG_NAME, VOCABULARY_DIR, write_archive
 from toolkit.data.dataset_readers import DatasetReader
