@@ -1,0 +1,461 @@
+"""Exact, deterministic Smatch: the optimal variable mapping instead of smatch's hill-climbing.
+
+Triples follow smatch 1.0.4 (``amr.py`` and ``smatch.py``) exactly, so that on every pair the
+score here is the optimum of the very objective smatch's hill-climber maximises, hence never lower:
+
+* one ``instance`` triple per variable, plus ``TOP(root, top)`` as an attribute of the root;
+* an edge to a variable is a relation triple, an edge to a constant an attribute triple;
+* a role ending in ``-of`` (except ``prep-on-behalf-of``, ``prep-out-of``, ``consist-of``) is
+  inverted, and ``:mod`` is read as an inverted ``:domain`` (smatchpp does not do the latter);
+  an inverted role whose target is a constant (``:mod 1``, ``:quant-of 5``) is dropped, as smatch drops it;
+* labels and values are compared lower-cased with trailing ``_`` removed; a quoted constant keeps
+  only its first whitespace-separated word (``"New York"`` compares as ``new``), as in smatch's reader;
+* duplicate triples are kept, and a pair of equal triples counts once per (test, gold) copy, as in
+  smatch (so duplicates can push a pair's count above a graph's triple count, exactly as there).
+
+The mapping is found in three steps, all deterministic:
+
+1. an upper bound: every relation match is split half to each of its two node pairs, and each node
+   pair ``(i, j)`` gets its unary matches plus half the most relation matches the edges at ``i``
+   and ``j`` could give (per label and direction); a linear assignment on these weights bounds the
+   score from above (rounded down, as scores are integers);
+2. a start: the mapping of that assignment, improved by hill-climbing (moves and swaps); if its
+   score reaches the bound it is optimal and we stop;
+3. otherwise a mixed-integer program solved by HiGHS (``scipy.optimize.milp``): binary ``x`` for
+   node pairs, continuous ``y`` for pairs of node pairs that match a relation, with aggregated
+   linking constraints (for a node pair ``p`` and any one node ``k`` of the other graph, the ``y``
+   of ``p`` with nodes ``k`` sum to at most ``x_p``), which make the LP relaxation tight.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from toolkit.metrics.metric import Metric
+
+INVERSE_EXCEPTIONS = frozenset({"prep-on-behalf-of", "prep-out-of", "consist-of"})
+
+
+def _normalize(item: str) -> str:
+    return item.lower().rstrip("_")
+
+
+def _constant(value: str) -> str:
+    """A constant as smatch's reader leaves it, normalised as smatch compares it."""
+    if value.startswith('"') and value.endswith('"') and len(value) >= 2:
+        words = (value[1:-1].replace('"', "") + "_").split()
+        value = words[0] if words else "_"
+    return _normalize(value)
+
+
+@dataclass
+class SmatchGraph:
+    """A graph's triples as smatch reads them, with variables numbered ``0..n-1`` (0 is the top)."""
+
+    concepts: list[str]  # per variable
+    attributes: list[tuple[int, str, str]]  # (variable, name, value), TOP included
+    relations: list[tuple[str, int, int]]  # (name, source, target)
+
+    @property
+    def num_triples(self) -> int:
+        return len(self.concepts) + len(self.attributes) + len(self.relations)
+
+
+EMPTY_GRAPH = SmatchGraph([], [], [])
+
+
+def read_graph(text: str) -> SmatchGraph:
+    """Parse one PENMAN string (comments allowed) into smatch's triples."""
+    import penman
+
+    tree = penman.parse(text)
+    variables: dict[str, int] = {}
+    concepts: list[str] = []
+    edges: list[tuple[int, str, object]] = []
+
+    def walk(node) -> int:
+        var, branches = node
+        index = variables.setdefault(var, len(variables))
+        if index == len(concepts):
+            concepts.append("")
+        for role, target in branches:
+            if role == "/":
+                concepts[index] = _normalize(str(target).replace('"', ""))
+            elif isinstance(target, tuple):
+                edges.append((index, role.lstrip(":"), walk(target)))
+            else:
+                edges.append((index, role.lstrip(":"), target))
+        return index
+
+    walk(tree.node)
+    attributes: list[tuple[int, str, str]] = []
+    relations: list[tuple[str, int, int]] = []
+    for source, role, target in edges:
+        if isinstance(target, str):
+            if target in variables:
+                target = variables[target]
+            elif role.endswith("-of") and role not in INVERSE_EXCEPTIONS or role == "mod":
+                continue  # smatch drops an inverted edge to a constant
+            else:
+                attributes.append((source, _normalize(role), _constant(target)))
+                continue
+        if role.endswith("-of") and role not in INVERSE_EXCEPTIONS:
+            relations.append((_normalize(role[:-3]), target, source))
+        elif role == "mod":
+            relations.append(("domain", target, source))
+        else:
+            relations.append((_normalize(role), source, target))
+    if concepts:
+        attributes.append((0, "top", "top"))
+    return SmatchGraph(concepts, attributes, relations)
+
+
+class _Problem:
+    """The matching objective between a test graph (rows) and a gold graph (columns)."""
+
+    def __init__(self, test: SmatchGraph, gold: SmatchGraph) -> None:
+        n1, n2 = len(test.concepts), len(gold.concepts)
+        self.n1, self.n2 = n1, n2
+        unary = np.zeros((n1, n2))
+        by_concept: dict[str, list[int]] = defaultdict(list)
+        for j, concept in enumerate(gold.concepts):
+            by_concept[concept].append(j)
+        for i, concept in enumerate(test.concepts):
+            for j in by_concept.get(concept, ()):
+                unary[i, j] += 1
+        gold_attributes: dict[tuple[str, str], Counter] = defaultdict(Counter)
+        for j, name, value in gold.attributes:
+            gold_attributes[name, value][j] += 1
+        for i, name, value in test.attributes:
+            for j, count in gold_attributes.get((name, value), {}).items():
+                unary[i, j] += count
+        # relations: self-loops are unary; the rest pair up node pairs
+        gold_loops: dict[str, Counter] = defaultdict(Counter)
+        gold_edges: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        self.gold_edge_counts: Counter = Counter()
+        for name, s, t in gold.relations:
+            if s == t:
+                gold_loops[name][s] += 1
+            else:
+                gold_edges[name].append((s, t))
+                self.gold_edge_counts[name, s, t] += 1
+        self.test_edges = []
+        pairwise: Counter = Counter()
+        for name, s, t in test.relations:
+            if s == t:
+                for j, count in gold_loops.get(name, {}).items():
+                    unary[s, j] += count
+                continue
+            self.test_edges.append((name, s, t))
+            for gs, gt in gold_edges.get(name, ()):
+                pairwise[(s, gs), (t, gt)] += 1
+        self.unary = unary
+        self.pairwise = pairwise
+        # per node pair, the relation matches its edges could give at most (per label and direction)
+        test_incident, gold_incident = self._incident(test.relations), self._incident(gold.relations)
+        relation_bound = np.zeros((n1, n2))
+        for i, labels in test_incident.items():
+            for j, gold_labels in gold_incident.items():
+                total = 0
+                for key, counts in labels.items():
+                    other = gold_labels.get(key)
+                    if other:
+                        total += sum(a * b for a, b in zip(counts, other))
+                relation_bound[i, j] = total
+        self.bound_weights = unary + 0.5 * relation_bound
+
+    @staticmethod
+    def _incident(relations) -> dict[int, dict[tuple[str, bool], list[int]]]:
+        """Per node, per (label, outgoing), the multiplicities of its edges' far ends, largest first."""
+        far: dict[int, dict[tuple[str, bool], Counter]] = defaultdict(lambda: defaultdict(Counter))
+        for name, s, t in relations:
+            if s != t:
+                far[s][name, True][t] += 1
+                far[t][name, False][s] += 1
+        return {node: {key: sorted(c.values(), reverse=True) for key, c in labels.items()} for node, labels in far.items()}
+
+    def score(self, mapping: Sequence[int]) -> int:
+        """The number of matching triples under *mapping* (test node -> gold node or -1)."""
+        total = sum(self.unary[i, j] for i, j in enumerate(mapping) if j >= 0)
+        counts = self.gold_edge_counts
+        for name, s, t in self.test_edges:
+            ms, mt = mapping[s], mapping[t]
+            if ms >= 0 and mt >= 0:
+                total += counts.get((name, ms, mt), 0)
+        return int(round(total))
+
+
+def _assignment(weights: np.ndarray) -> tuple[float, list[int]]:
+    from scipy.optimize import linear_sum_assignment
+
+    rows, cols = linear_sum_assignment(weights, maximize=True)
+    mapping = [-1] * weights.shape[0]
+    value = 0.0
+    for i, j in zip(rows.tolist(), cols.tolist()):
+        if weights[i, j] > 0:
+            mapping[i] = j
+            value += weights[i, j]
+    return value, mapping
+
+
+def _hill_climb(problem: _Problem, mapping: list[int], score: int) -> tuple[list[int], int]:
+    """Moves (to a free gold node or to none) and swaps, best first, until none gains."""
+    n1, n2 = problem.n1, problem.n2
+    candidates = [np.flatnonzero(problem.bound_weights[i] > 0).tolist() for i in range(n1)]
+    while True:
+        best_gain, best = 0, None
+        used = {j: i for i, j in enumerate(mapping) if j >= 0}
+        for i in range(n1):
+            for j in candidates[i]:
+                if j == mapping[i]:
+                    continue
+                other = used.get(j)
+                trial = list(mapping)
+                trial[i] = j
+                if other is not None:
+                    trial[other] = mapping[i]
+                gain = problem.score(trial) - score
+                if gain > best_gain:
+                    best_gain, best = gain, trial
+        if best is None:
+            return mapping, score
+        mapping, score = best, score + best_gain
+    del n2
+
+
+def _solve_mip(problem: _Problem) -> list[int]:
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_matrix
+
+    pairs = sorted({p for key in problem.pairwise for p in key} | set(zip(*np.nonzero(problem.unary))))
+    pairs = [(int(i), int(j)) for i, j in pairs]
+    index = {p: n for n, p in enumerate(pairs)}
+    num_x = len(pairs)
+    objective = [float(problem.unary[i, j]) for i, j in pairs]
+    pair_terms: Counter = Counter()
+    for (p, q), count in problem.pairwise.items():
+        key = (p, q) if p < q else (q, p)
+        pair_terms[key] += count
+    ys = sorted(pair_terms)
+    objective += [float(pair_terms[key]) for key in ys]
+    rows, cols, vals, upper = [], [], [], []
+    row = 0
+    by_test, by_gold = defaultdict(list), defaultdict(list)
+    for n, (i, j) in enumerate(pairs):
+        by_test[i].append(n)
+        by_gold[j].append(n)
+    for group in list(by_test.values()) + list(by_gold.values()):
+        for n in group:
+            rows.append(row), cols.append(n), vals.append(1.0)
+        upper.append(1.0)
+        row += 1
+    # aggregated linking: for node pair p and a node k of either graph, sum of y(p, q) with q at k <= x_p
+    links: dict[tuple, list[int]] = defaultdict(list)
+    for m, (p, q) in enumerate(ys):
+        y = num_x + m
+        links[p, 0, q[0]].append(y)
+        links[p, 1, q[1]].append(y)
+        links[q, 0, p[0]].append(y)
+        links[q, 1, p[1]].append(y)
+    for (p, _side, _node), members in links.items():
+        for y in members:
+            rows.append(row), cols.append(y), vals.append(1.0)
+        rows.append(row), cols.append(index[p]), vals.append(-1.0)
+        upper.append(0.0)
+        row += 1
+    size = num_x + len(ys)
+    matrix = coo_matrix((vals, (rows, cols)), shape=(row, size)).tocsr()
+    integrality = np.zeros(size)
+    integrality[:num_x] = 1
+    result = milp(
+        -np.asarray(objective),
+        constraints=LinearConstraint(matrix, -np.inf, np.asarray(upper)),
+        integrality=integrality,
+        bounds=Bounds(0, 1),
+        options={"mip_rel_gap": 0.0, "presolve": True},
+    )
+    if result.x is None:  # pragma: no cover - HiGHS always solves this bounded, feasible program
+        raise RuntimeError(f"HiGHS failed on a Smatch program: {result.message}")
+    mapping = [-1] * problem.n1
+    for n, (i, j) in enumerate(pairs):
+        if result.x[n] > 0.5:
+            mapping[i] = j
+    return mapping
+
+
+@dataclass
+class PairScore:
+    """One pair's counts (as smatch sums them) and the optimal mapping (test node -> gold node, -1 for none)."""
+
+    matched: int
+    test: int
+    gold: int
+    mapping: list[int]
+    proved_by_bound: bool = True
+
+    @property
+    def precision(self) -> float:
+        return self.matched / self.test if self.test else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.matched / self.gold if self.gold else 0.0
+
+    @property
+    def f1(self) -> float:
+        return f_score(self.matched, self.test, self.gold)
+
+
+def f_score(matched: float, test: float, gold: float) -> float:
+    """smatch's ``compute_f``: 0 when either side is empty."""
+    if test == 0 or gold == 0:
+        return 0.0
+    precision, recall = matched / test, matched / gold
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def match_graphs(test: SmatchGraph, gold: SmatchGraph) -> PairScore:
+    """The optimal smatch count between two read graphs."""
+    if not test.concepts or not gold.concepts:
+        return PairScore(0, test.num_triples, gold.num_triples, [-1] * len(test.concepts))
+    problem = _Problem(test, gold)
+    bound_value, mapping = _assignment(problem.bound_weights)
+    bound = int(np.floor(bound_value + 1e-9))
+    score = problem.score(mapping)
+    proved = True
+    if score < bound:
+        mapping, score = _hill_climb(problem, mapping, score)
+    if score < bound:
+        proved = False
+        mip_mapping = _solve_mip(problem)
+        mip_score = problem.score(mip_mapping)
+        if mip_score > score:
+            mapping, score = mip_mapping, mip_score
+    return PairScore(score, test.num_triples, gold.num_triples, mapping, proved)
+
+
+def score_pair(test: str | None, gold: str) -> PairScore:
+    """The optimal smatch count between a test (predicted) and a gold PENMAN string.
+
+    An empty or unreadable prediction is an empty graph: nothing matched, every gold triple missed.
+    """
+    gold_graph = read_graph(gold)
+    try:
+        test_graph = read_graph(test) if test and test.strip() else EMPTY_GRAPH
+    except Exception:  # noqa: BLE001 - any unreadable prediction scores as empty
+        test_graph = EMPTY_GRAPH
+    return match_graphs(test_graph, gold_graph)
+
+
+def bootstrap_interval(
+    pairs: Sequence[tuple[float, float, float]], samples: int = 1000, confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float]:
+    """A percentile bootstrap interval of corpus F1, resampling pairs with a seeded generator."""
+    if not pairs:
+        return 0.0, 0.0
+    counts = np.asarray(pairs, dtype=float)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(counts), size=(samples, len(counts)))
+    sums = counts[draws].sum(axis=1)
+    scores = np.array([f_score(m, t, g) for m, t, g in sums])
+    alpha = (1 - confidence) / 2
+    return float(np.quantile(scores, alpha)), float(np.quantile(scores, 1 - alpha))
+
+
+@Metric.register("exact_smatch")
+class ExactSmatch(Metric):
+    """``{"smatch_precision", "smatch_recall", "smatch_f1"}`` with the optimal mapping per pair.
+
+    Predictions and golds are PENMAN strings. Counts are micro-averaged over the corpus as smatch
+    does (sums of matched, test and gold triples). The scores of each pair since the last reset
+    are in :attr:`pair_scores`. With ``bootstrap_samples > 0``, ``smatch_f1_ci_low`` and
+    ``smatch_f1_ci_high`` give a percentile bootstrap interval over pairs (seeded, so repeatable);
+    it needs the pairs, so it covers the pairs seen by this process only.
+
+    Registered as ``"exact_smatch"``.
+    """
+
+    count_names = ("matched", "test", "gold")
+
+    def __init__(self, bootstrap_samples: int = 0, confidence: float = 0.95, seed: int = 0) -> None:
+        self.bootstrap_samples, self.confidence, self.seed = bootstrap_samples, confidence, seed
+        self.pair_scores: list[PairScore] = []
+        super().__init__()
+
+    def reset(self) -> None:
+        super().reset()
+        self.pair_scores = []
+
+    def __call__(self, predictions: Sequence, golds: Sequence) -> None:
+        self._check_lengths(predictions, golds)
+        for prediction, gold in zip(predictions, golds):
+            pair = score_pair(prediction, gold)
+            self.pair_scores.append(pair)
+            self._counts["matched"] += pair.matched
+            self._counts["test"] += pair.test
+            self._counts["gold"] += pair.gold
+
+    def get_metric(self, reset: bool = False) -> dict[str, float]:
+        matched, test, gold = (self._counts[name] for name in self.count_names)
+        values = {
+            "smatch_precision": matched / test if test else 0.0,
+            "smatch_recall": matched / gold if gold else 0.0,
+            "smatch_f1": f_score(matched, test, gold),
+        }
+        if self.bootstrap_samples > 0:
+            low, high = bootstrap_interval(
+                [(p.matched, p.test, p.gold) for p in self.pair_scores], self.bootstrap_samples, self.confidence, self.seed
+            )
+            values["smatch_f1_ci_low"], values["smatch_f1_ci_high"] = low, high
+        if reset:
+            self.reset()
+        return values
+
+
+def perturb(text: str, seed: int, rate: float = 0.15) -> str:
+    """A seeded perturbation of a PENMAN graph: relabel concepts and roles, change constants, drop and rewire edges.
+
+    About ``rate`` of the triples are touched; the result stays one connected graph with the same top.
+    """
+    import penman
+    from penman.exceptions import LayoutError
+
+    graph = penman.decode(text)
+    rng = random.Random(seed)
+    variables = sorted(graph.variables())
+    for _attempt in range(20):
+        triples = list(graph.triples)
+        changed = []
+        for source, role, target in triples:
+            if rng.random() >= rate:
+                changed.append((source, role, target))
+                continue
+            action = rng.random()
+            if role == ":instance":
+                changed.append((source, role, target + "-x" if action < 0.5 else rng.choice(["thing", "person", "be-01"])))
+            elif target in graph.variables():
+                if action < 0.3:
+                    changed.append((source, rng.choice([":ARG0", ":ARG1", ":mod", ":op1", ":domain"]), target))
+                elif action < 0.6:
+                    changed.append((source, role, rng.choice(variables)))
+                elif action < 0.8:
+                    continue  # drop the edge (a retry follows if that disconnects the graph)
+                else:
+                    changed.append((source, role, target))
+                    changed.append((rng.choice(variables), role, target))
+            else:
+                if action < 0.4:
+                    continue  # drop the attribute
+                changed.append((source, role, '"' + str(target).strip('"') + 'x"' if action < 0.7 else target))
+                if action >= 0.7:
+                    changed.append((rng.choice(variables), rng.choice([":polarity", ":quant"]), "-"))
+        try:
+            return penman.encode(penman.Graph(changed, top=graph.top))
+        except (LayoutError, ValueError, KeyError):
+            continue
+    return text
