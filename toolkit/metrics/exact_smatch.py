@@ -69,10 +69,22 @@ class SmatchGraph:
 EMPTY_GRAPH = SmatchGraph([], [], [])
 
 
-def read_graph(text: str) -> SmatchGraph:
-    """Parse one PENMAN string (comments allowed) into smatch's triples."""
+SEMANTICS = ("smatch", "smatchpp")
+
+
+def read_graph(text: str, semantics: str = "smatch") -> SmatchGraph:
+    """Parse one PENMAN string (comments allowed) into smatch's triples.
+
+    ``semantics="smatchpp"`` reads the triples as smatchpp's generic standardizer does instead,
+    to compare with it: every ``-of`` role is inverted (``consist-of`` too, an even number of
+    ``-of`` cancels out), ``:mod`` stays ``:mod``, an inverted edge to a constant is kept (as an
+    attribute named ``role-of``), and a quoted constant is kept whole (lower-cased, no quotes).
+    """
     import penman
 
+    if semantics not in SEMANTICS:
+        raise ValueError(f"semantics must be one of {', '.join(SEMANTICS)}, got {semantics!r}")
+    smatchpp = semantics == "smatchpp"
     tree = penman.parse(text)
     variables: dict[str, int] = {}
     concepts: list[str] = []
@@ -85,7 +97,8 @@ def read_graph(text: str) -> SmatchGraph:
             concepts.append("")
         for role, target in branches:
             if role == "/":
-                concepts[index] = _normalize(str(target).replace('"', ""))
+                concept = str(target).replace('"', "")
+                concepts[index] = concept.lower() if smatchpp else _normalize(concept)
             elif isinstance(target, tuple):
                 edges.append((index, role.lstrip(":"), walk(target)))
             else:
@@ -96,20 +109,27 @@ def read_graph(text: str) -> SmatchGraph:
     attributes: list[tuple[int, str, str]] = []
     relations: list[tuple[str, int, int]] = []
     for source, role, target in edges:
+        if smatchpp:
+            role = role.lower()
+            inversions = 0
+            while role.endswith("-of"):
+                role, inversions = role[:-3], inversions + 1
+            inverted = inversions % 2 == 1
+        else:
+            inverted = role.endswith("-of") and role not in INVERSE_EXCEPTIONS or role == "mod"
+            role = "domain" if role == "mod" else _normalize(role[:-3] if inverted else role)
         if isinstance(target, str):
             if target in variables:
                 target = variables[target]
-            elif role.endswith("-of") and role not in INVERSE_EXCEPTIONS or role == "mod":
+            elif smatchpp:
+                attributes.append((source, role + "-of" if inverted else role, target.replace('"', "").lower()))
+                continue
+            elif inverted:
                 continue  # smatch drops an inverted edge to a constant
             else:
-                attributes.append((source, _normalize(role), _constant(target)))
+                attributes.append((source, role, _constant(target)))
                 continue
-        if role.endswith("-of") and role not in INVERSE_EXCEPTIONS:
-            relations.append((_normalize(role[:-3]), target, source))
-        elif role == "mod":
-            relations.append(("domain", target, source))
-        else:
-            relations.append((_normalize(role), source, target))
+        relations.append((role, target, source) if inverted else (role, source, target))
     if concepts:
         attributes.append((0, "top", "top"))
     return SmatchGraph(concepts, attributes, relations)
@@ -339,14 +359,14 @@ def match_graphs(test: SmatchGraph, gold: SmatchGraph) -> PairScore:
     return PairScore(score, test.num_triples, gold.num_triples, mapping, proved)
 
 
-def score_pair(test: str | None, gold: str) -> PairScore:
+def score_pair(test: str | None, gold: str, semantics: str = "smatch") -> PairScore:
     """The optimal smatch count between a test (predicted) and a gold PENMAN string.
 
     An empty or unreadable prediction is an empty graph: nothing matched, every gold triple missed.
     """
-    gold_graph = read_graph(gold)
+    gold_graph = read_graph(gold, semantics)
     try:
-        test_graph = read_graph(test) if test and test.strip() else EMPTY_GRAPH
+        test_graph = read_graph(test, semantics) if test and test.strip() else EMPTY_GRAPH
     except Exception:  # noqa: BLE001 - any unreadable prediction scores as empty
         test_graph = EMPTY_GRAPH
     return match_graphs(test_graph, gold_graph)
