@@ -248,7 +248,8 @@ def _hill_climb(problem: _Problem, mapping: list[int], score: int) -> tuple[list
     del n2
 
 
-def _solve_mip(problem: _Problem) -> list[int]:
+def _solve_program(problem: _Problem, integer: bool) -> tuple[float, list[int]]:
+    """The optimum of the program (``integer``) or of its LP relaxation, and the mapping of its ``x > 0.5``."""
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_matrix
 
@@ -291,7 +292,7 @@ def _solve_mip(problem: _Problem) -> list[int]:
     size = num_x + len(ys)
     matrix = coo_matrix((vals, (rows, cols)), shape=(row, size)).tocsr()
     integrality = np.zeros(size)
-    integrality[:num_x] = 1
+    integrality[:num_x] = 1 if integer else 0
     result = milp(
         -np.asarray(objective),
         constraints=LinearConstraint(matrix, -np.inf, np.asarray(upper)),
@@ -303,9 +304,9 @@ def _solve_mip(problem: _Problem) -> list[int]:
         raise RuntimeError(f"HiGHS failed on a Smatch program: {result.message}")
     mapping = [-1] * problem.n1
     for n, (i, j) in enumerate(pairs):
-        if result.x[n] > 0.5:
+        if result.x[n] > 0.5:  # at most one per row and column, as each sums to at most 1
             mapping[i] = j
-    return mapping
+    return -float(result.fun), mapping
 
 
 @dataclass
@@ -316,7 +317,7 @@ class PairScore:
     test: int
     gold: int
     mapping: list[int]
-    proved_by_bound: bool = True
+    proved_by_bound: bool = True  # False: the MIP was needed (the assignment and LP bounds did not close the gap)
 
     @property
     def precision(self) -> float:
@@ -350,9 +351,15 @@ def match_graphs(test: SmatchGraph, gold: SmatchGraph) -> PairScore:
     proved = True
     if score < bound:
         mapping, score = _hill_climb(problem, mapping, score)
+    if score < bound:  # the LP relaxation: a tighter bound, and often an integral optimum
+        lp_value, lp_mapping = _solve_program(problem, integer=False)
+        bound = min(bound, int(np.floor(lp_value + 1e-6)))
+        lp_score = problem.score(lp_mapping)
+        if lp_score > score:
+            mapping, score = _hill_climb(problem, lp_mapping, lp_score)
     if score < bound:
         proved = False
-        mip_mapping = _solve_mip(problem)
+        _, mip_mapping = _solve_program(problem, integer=True)
         mip_score = problem.score(mip_mapping)
         if mip_score > score:
             mapping, score = mip_mapping, mip_score
