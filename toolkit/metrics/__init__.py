@@ -7,6 +7,7 @@ from toolkit.metrics.exact_match import ExactMatch
 from toolkit.metrics.exact_smatch import ExactSmatch
 from toolkit.metrics.logic_match import LogicMatch, canonical, parse_sexpr
 from toolkit.metrics.metric import Metric
+from toolkit.metrics.smatch import Smatch
 from toolkit.metrics.token_accuracy import TokenAccuracy
 
-__all__ = ["AttachmentScores", "Bleu", "ExactMatch", "ExactSmatch", "LogicMatch", "Metric", "canonical", "parse_sexpr", "TagAccuracy", "TokenAccuracy"]
+__all__ = ["AttachmentScores", "Bleu", "ExactMatch", "ExactSmatch", "LogicMatch", "Metric", "canonical", "parse_sexpr", "Smatch", "TagAccuracy", "TokenAccuracy"]

@@ -1,0 +1,93 @@
+"""Smatch (Cai & Knight 2013) for AMR graphs, with the ``smatch`` package, made deterministic.
+
+The package's hill climbing uses random restarts and reseeds Python's global ``random`` from the
+system on every pair; :func:`smatch_counts` hands it a private generator whose ``seed()`` always
+restores a fixed seed, so a pair scores the same on every run and the global ``random`` state is
+left alone. Graphs are PENMAN strings (any layout) or ``penman.Graph`` objects.
+"""
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import penman
+import smatch as smatch_package
+
+from toolkit.metrics.metric import Metric
+
+PLACEHOLDER = "(a / amr-empty)"
+
+
+class _FixedRandom(random.Random):
+    """A generator that ``seed()`` (with any argument, or none) always resets to the same seed."""
+
+    def __init__(self, fixed: int) -> None:
+        self.fixed = fixed
+        super().__init__(fixed)
+
+    def seed(self, *args: Any, **kwargs: Any) -> None:  # noqa: ARG002 - smatch calls random.seed() unseeded
+        super().seed(getattr(self, "fixed", 0))
+
+
+def one_line(graph: Any) -> str:
+    """A graph as one-line PENMAN without metadata; ``None`` or an unreadable string becomes a placeholder node."""
+    if graph is None:
+        return PLACEHOLDER
+    if isinstance(graph, penman.Graph):
+        try:
+            return penman.encode(graph, indent=None)
+        except Exception:  # noqa: BLE001 - a graph penman cannot lay out scores as the placeholder
+            return PLACEHOLDER
+    text = str(graph)
+    try:
+        return penman.encode(penman.decode(text), indent=None)
+    except Exception:  # noqa: BLE001
+        return PLACEHOLDER
+
+
+def smatch_counts(prediction: Any, gold: Any, seed: int = 13, restarts: int = 5) -> tuple[int, int, int]:
+    """``(matching triples, predicted triples, gold triples)`` of one pair, deterministic for a *seed*."""
+    saved = smatch_package.random, smatch_package.iteration_num
+    smatch_package.random, smatch_package.iteration_num = _FixedRandom(seed), restarts
+    try:
+        smatch_package.match_triple_dict.clear()
+        match, test, gold_total = smatch_package.get_amr_match(one_line(prediction), one_line(gold))
+    finally:
+        smatch_package.random, smatch_package.iteration_num = saved
+        smatch_package.match_triple_dict.clear()
+    return int(match), int(test), int(gold_total)
+
+
+@Metric.register("smatch")
+class Smatch(Metric):
+    """``{"smatch_precision", "smatch_recall", "smatch"}`` (F1), micro-averaged over triples, as smatch.py reports.
+
+    Args:
+        seed: the seed of the random restarts (the same seed gives the same score).
+        restarts: random restarts per pair (smatch.py's ``-r``; default 5 as there).
+
+    Registered as ``"smatch"``; predictions and golds are PENMAN strings or ``penman.Graph`` objects.
+    """
+
+    count_names = ("match", "predicted", "gold")
+
+    def __init__(self, seed: int = 13, restarts: int = 5) -> None:
+        self.seed, self.restarts = seed, restarts
+        super().__init__()
+
+    def __call__(self, predictions: Sequence, golds: Sequence) -> None:
+        self._check_lengths(predictions, golds)
+        for prediction, gold in zip(predictions, golds):
+            match, test, total = smatch_counts(prediction, gold, self.seed, self.restarts)
+            self._counts["match"] += match
+            self._counts["predicted"] += test
+            self._counts["gold"] += total
+
+    def get_metric(self, reset: bool = False) -> dict[str, float]:
+        match, predicted, gold = self._counts["match"], self._counts["predicted"], self._counts["gold"]
+        precision = match / predicted if predicted else 0.0
+        recall = match / gold if gold else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        if reset:
+            self.reset()
+        return {"smatch_precision": precision, "smatch_recall": recall, "smatch": f1}

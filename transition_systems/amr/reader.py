@@ -1,0 +1,112 @@
+"""A reader for AMR graphs in PENMAN notation (``"type": "penman"``), e.g. the AMR Bank releases.
+
+Blocks are separated by blank lines; ``# ::key value`` metadata lines precede each graph. Tokens
+come from ``# ::tok`` when present, else from ``# ::snt`` (split on whitespace, as in the AMR
+Bank's tokenised sentences, or with spaCy's tokenizer: ``tokenizer: "spacy"``). Lemmas (spaCy when
+installed, else lowercased tokens; cached) go to ``meta["lemmas"]``; the target is the
+``penman.Graph``. A graph that does not parse, or a block without a sentence, is a
+:class:`DataError` naming the file and the block's first line.
+"""
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import penman
+
+from toolkit.data.dataset_readers.dataset_reader import DatasetReader
+from toolkit.data.example import Example
+from toolkit.errors import ConfigurationError, DataError
+from transition_systems.amr.lemmas import lemmatize
+
+
+def metadata(lines: list[str]) -> dict[str, str]:
+    """``# ::id x ::snt y`` comment lines as ``{"id": "x", "snt": "y"}`` (a ``::snt`` value runs to the line's end)."""
+    fields: dict[str, str] = {}
+    for line in lines:
+        text = line.lstrip("#").strip()
+        if text.startswith("::snt ") or text.startswith("::tok "):
+            fields[text[2:5]] = text[6:].strip()
+            continue
+        parts = re.split(r"(?:^|\s+)::(\S+)", text)
+        for key, value in zip(parts[1::2], parts[2::2]):
+            fields[key] = value.strip()
+    return fields
+
+
+def spacy_tokenize(text: str) -> list[str]:
+    try:
+        import spacy
+    except ImportError:
+        return text.split()
+    return [token.text for token in _blank(spacy)(text) if not token.is_space]
+
+
+_BLANK = {}
+
+
+def _blank(spacy):  # type: ignore[no-untyped-def]
+    if "en" not in _BLANK:
+        _BLANK["en"] = spacy.blank("en").tokenizer
+    return _BLANK["en"]
+
+
+@DatasetReader.register("penman")
+class PenmanReader(DatasetReader):
+    """AMR graphs with their sentences (see the module docstring).
+
+    ``meta`` is ``{"path", "line", "id", "lemmas", "snt"}``.
+
+    Args:
+        tokenizer: how ``# ::snt`` is split when there is no ``# ::tok``: ``"whitespace"`` (default) or ``"spacy"``.
+        lemmas: compute lemmas (``true``, default) or leave them to the grammar.
+        max_examples: stop after this many graphs.
+    """
+
+    def __init__(self, tokenizer: str = "whitespace", lemmas: bool = True, max_examples: int | None = None) -> None:
+        super().__init__(max_examples)
+        if tokenizer not in ("whitespace", "spacy"):
+            raise ConfigurationError(f"dataset_reader.tokenizer must be 'whitespace' or 'spacy', got {tokenizer!r}")
+        self.tokenizer, self.lemmas = tokenizer, lemmas
+
+    def tokenize(self, text: str) -> list[str]:
+        return spacy_tokenize(text) if self.tokenizer == "spacy" else text.split()
+
+    def _read(self, path: Path) -> Iterator[Example]:
+        block: list[tuple[int, str]] = []
+        for number, line in list(self._lines(path)) + [(0, "")]:
+            if line.strip():
+                block.append((number, line))
+                continue
+            if block and any(not text.lstrip().startswith("#") for _, text in block):
+                yield self.example(block, path)
+            block = []
+
+    def example(self, block: list[tuple[int, str]], path: Path) -> Example:
+        first = block[0][0]
+        comments = [text for _, text in block if text.lstrip().startswith("#")]
+        fields = metadata(comments)
+        graph_lines = [text for _, text in block if not text.lstrip().startswith("#")]
+        graph_line = next(number for number, text in block if not text.lstrip().startswith("#"))
+        try:
+            graph = penman.decode("\n".join(graph_lines))
+        except (penman.DecodeError, penman.exceptions.PenmanError) as error:
+            raise DataError(f"not a PENMAN graph: {' '.join(str(error).split())}", str(path), graph_line) from None
+        if "tok" in fields:
+            tokens = fields["tok"].split()
+        elif "snt" in fields:
+            tokens = self.tokenize(fields["snt"])
+        else:
+            raise DataError("an AMR without '# ::tok' or '# ::snt'", str(path), first)
+        if not tokens:
+            raise DataError("an AMR with an empty sentence", str(path), first)
+        meta = {"path": str(path), "line": first, "id": fields.get("id"), "snt": fields.get("snt", " ".join(tokens))}
+        if self.lemmas:
+            meta["lemmas"] = lemmatize(tuple(tokens))
+        return Example(tokens, graph, meta)
+
+    def text_to_example(self, text: str) -> Example:
+        tokens = spacy_tokenize(text)
+        if not tokens:
+            raise DataError("empty input: expected a sentence")
+        return Example(tokens, meta={"snt": text.strip(), "lemmas": lemmatize(tuple(tokens))})

@@ -1,0 +1,234 @@
+"""The AMR state machine: actions as vocabulary symbols, the allowed set, and the parser state.
+
+Actions (the paper's set; a label follows the first colon):
+
+- ``SHIFT``: the current token span is done; the cursor moves to the next token.
+- ``MERGE``: extend the current span by the next token (multi-word spans), before any node is made from it.
+- ``PRED:<concept>``, ``COPY_LEMMA`` (the span's lemma), ``COPY_SENSE01`` (lemma + ``-01``) and
+  ``ENTITY:<type>`` (a ``<type>`` node with ``:name (name :op1 "w1" :op2 "w2" ...)`` from the span's
+  tokens) make a node aligned to the current span and push it on the stack. A span may make
+  several nodes. Constants (``-``, ``6``, ``"Paris"``, ``imperative``) are nodes too.
+- ``DEPENDENT:<edge>:<label>``: a leaf node attached to the stack top by ``<edge>``, not pushed.
+- ``LA:<role>`` adds the edge ``s0 -role-> s1`` and ``RA:<role>`` the edge ``s1 -role-> s0``
+  (stack top ``s0``, second ``s1``); nothing is popped, so a node can take several parents
+  (re-entrancies). ``LA:root`` marks ``s0`` as the graph's top (once).
+- ``SWAP`` moves ``s1`` to the bottom of the stack, bringing deeper nodes next to the top.
+- ``REDUCE`` pops ``s0`` (only while another node of its connected component stays on the stack,
+  so the graph can always still be connected).
+- ``CLOSE`` ends the parse: every token is consumed, the top is set and the graph is connected.
+
+States are values (a frozen dataclass of tuples), and :class:`AmrAllowed`, the answer of
+``allowed()``, is hashable, so the model memoises its vocabulary masks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from toolkit.grammars.grammar import State
+from transition_systems.amr.graph import encode
+
+if TYPE_CHECKING:
+    from transition_systems.amr.system import AmrTransitionSystem
+
+SHIFT, REDUCE, MERGE, SWAP, CLOSE = "SHIFT", "REDUCE", "MERGE", "SWAP", "CLOSE"
+COPY_LEMMA, COPY_SENSE01 = "COPY_LEMMA", "COPY_SENSE01"
+PRED, ENTITY, DEPENDENT, LA, RA = "PRED", "ENTITY", "DEPENDENT", "LA", "RA"
+ROOT = "root"
+ACTION_KINDS = (SHIFT, REDUCE, MERGE, PRED, COPY_LEMMA, COPY_SENSE01, ENTITY, DEPENDENT, LA, RA, SWAP, CLOSE)
+
+
+@dataclass(frozen=True)
+class AmrAllowed:
+    """What a state allows, as flags plus two sets; ``symbol in allowed`` checks a symbol.
+
+    *preds* is the PRED labels allowed at the current span (``None``: any); *excluded* the arc
+    symbols that would duplicate an edge between ``s0`` and ``s1``.
+    """
+
+    create: bool = False
+    merge: bool = False
+    shift: bool = False
+    reduce: bool = False
+    swap: bool = False
+    close: bool = False
+    dependent: bool = False
+    arcs: bool = False
+    root: bool = False
+    preds: frozenset[str] | None = None
+    excluded: frozenset[str] = frozenset()
+
+    def __contains__(self, symbol: object) -> bool:
+        if not isinstance(symbol, str):
+            return False
+        if symbol in (COPY_LEMMA, COPY_SENSE01):
+            return self.create
+        flag = {SHIFT: self.shift, REDUCE: self.reduce, MERGE: self.merge, SWAP: self.swap, CLOSE: self.close}.get(symbol)
+        if flag is not None:
+            return flag
+        kind, _, label = symbol.partition(":")
+        if not label:
+            return False
+        if kind == PRED:
+            return self.create and (self.preds is None or label in self.preds)
+        if kind == ENTITY:
+            return self.create
+        if kind == DEPENDENT:
+            edge, _, value = label.partition(":")
+            return self.dependent and bool(edge) and bool(value)
+        if kind == LA and label == ROOT:
+            return self.root
+        if kind in (LA, RA):
+            return self.arcs and label != ROOT and symbol not in self.excluded
+        return False
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """The tokens and lemmas one parse reads (shared by all its states)."""
+
+    tokens: tuple[str, ...]
+    lemmas: tuple[str, ...]
+
+    def key(self, start: int, end: int) -> str:
+        """The lemma of a span: what PRED labels are looked up by and COPY_LEMMA copies."""
+        return "-".join(self.lemmas[start:end]).lower() or "thing"
+
+
+@dataclass(frozen=True)
+class AmrState(State):
+    """Cursor over the tokens (the current span is ``[cursor, span_end)``), the node stack and the graph so far."""
+
+    system: AmrTransitionSystem = field(repr=False)
+    sentence: Sentence = field(repr=False)
+    cursor: int = 0
+    span_end: int = 1
+    here: int = 0  # nodes made from the current span
+    stack: tuple[int, ...] = ()
+    labels: tuple[str, ...] = ()
+    anchors: tuple[int, ...] = ()  # each node's token
+    edges: tuple[tuple[int, str, int], ...] = ()
+    top: int = -1
+    swaps: int = 0  # SWAPs in a row
+    closed: bool = False
+
+    # ------------------------------------------------------------ State interface
+
+    def allowed(self) -> AmrAllowed:
+        if self.closed:
+            return AmrAllowed()
+        system, n = self.system, len(self.sentence.tokens)
+        tokens_left = self.cursor < n
+        create = tokens_left and self.here < system.max_nodes_per_span and len(self.labels) < system.max_nodes
+        merge = tokens_left and self.here == 0 and self.span_end < n and self.span_end - self.cursor < system.max_merge
+        shift = tokens_left and (self.span_end < n or bool(self.labels))
+        depth = len(self.stack)
+        reduce = depth >= 2 and self._shares_component(self.stack[-1])
+        arcs = depth >= 2
+        excluded: frozenset[str] = frozenset()
+        if arcs:
+            s0, s1 = self.stack[-1], self.stack[-2]
+            excluded = frozenset(
+                f"{LA}:{role}" if source == s0 else f"{RA}:{role}"
+                for source, role, target in self.edges if (source, target) in ((s0, s1), (s1, s0))
+            )
+        preds = None
+        if create and system.pred_labels is not None:
+            preds = system.pred_labels.get(self.sentence.key(self.cursor, self.span_end), frozenset())
+        close = not tokens_left and bool(self.labels) and self.top >= 0 and self._connected()
+        return AmrAllowed(
+            create=create, merge=merge, shift=shift, reduce=reduce, swap=depth >= 3 and self.swaps < depth - 2, close=close,
+            dependent=depth >= 1 and len(self.labels) < system.max_nodes, arcs=arcs, root=depth >= 1 and self.top < 0,
+            preds=preds, excluded=excluded,
+        )
+
+    def features(self) -> Mapping[str, Any]:
+        """Token positions nearest first: the stack nodes' tokens (top first, each token once) and the unread tokens."""
+        return {
+            "stack": tuple(dict.fromkeys(self.anchors[node] for node in reversed(self.stack))),
+            "buffer": tuple(range(self.cursor, len(self.sentence.tokens))),
+        }
+
+    def apply(self, symbol: str) -> AmrState:
+        """The state after *symbol*; ``ValueError`` if it is not allowed here."""
+        if symbol not in self.allowed():
+            raise ValueError(f"{symbol!r} is not allowed in the AMR state at token {self.cursor} with stack {self.stack}")
+        kind, _, label = symbol.partition(":")
+        replace = self._replace
+        if kind == SHIFT:
+            return replace(cursor=self.span_end, span_end=self.span_end + 1, here=0, swaps=0)
+        if kind == MERGE:
+            return replace(span_end=self.span_end + 1, swaps=0)
+        if kind == REDUCE:
+            return replace(stack=self.stack[:-1], swaps=0)
+        if kind == SWAP:
+            return replace(stack=(self.stack[-2],) + self.stack[:-2] + self.stack[-1:], swaps=self.swaps + 1)
+        if kind == CLOSE:
+            return replace(closed=True, swaps=0)
+        if kind == LA and label == ROOT:
+            return replace(top=self.stack[-1], swaps=0)
+        if kind in (LA, RA):
+            s0, s1 = self.stack[-1], self.stack[-2]
+            edge = (s0, label, s1) if kind == LA else (s1, label, s0)
+            return replace(edges=self.edges + (edge,), swaps=0)
+        if kind == DEPENDENT:
+            edge, _, value = label.partition(":")
+            node = len(self.labels)
+            return replace(labels=self.labels + (value,), anchors=self.anchors + (self.anchors[self.stack[-1]],),
+                           edges=self.edges + ((self.stack[-1], edge, node),), swaps=0)
+        key = self.sentence.key(self.cursor, self.span_end)
+        if kind == COPY_LEMMA:
+            return self._create(key)
+        if kind == COPY_SENSE01:
+            return self._create(f"{key}-01")
+        if kind == PRED:
+            return self._create(label)
+        # ENTITY: the type node, its name node and one string per token of the span
+        state = self._create(label)
+        node = len(state.labels)
+        words = self.sentence.tokens[self.cursor:self.span_end]
+        labels = ("name",) + tuple('"' + word.replace('"', "'") + '"' for word in words)
+        edges = ((node - 1, "name", node),) + tuple((node, f"op{i}", node + i) for i in range(1, len(words) + 1))
+        return state._replace(labels=state.labels + labels, anchors=state.anchors + (self.cursor,) * len(labels), edges=state.edges + edges)
+
+    def is_final(self) -> bool:
+        return self.closed
+
+    def result(self) -> str:
+        """The graph as one-line PENMAN; valid for any state (a cut-short parse is repaired, an empty one is a placeholder)."""
+        return encode(self.labels, self.edges, self.top)
+
+    # ------------------------------------------------------------ helpers
+
+    def _replace(self, **changes: Any) -> AmrState:
+        values = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        values.update(changes)
+        return AmrState(**values)
+
+    def _create(self, label: str) -> AmrState:
+        node = len(self.labels)
+        return self._replace(labels=self.labels + (label,), anchors=self.anchors + (self.cursor,), stack=self.stack + (node,),
+                             here=self.here + 1, swaps=0)
+
+    def components(self) -> list[int]:
+        """A representative per node: nodes linked by edges (either direction) share one."""
+        parent = list(range(len(self.labels)))
+
+        def find(x: int) -> int:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for source, _, target in self.edges:
+            parent[find(source)] = find(target)
+        return [find(x) for x in range(len(parent))]
+
+    def _shares_component(self, node: int) -> bool:
+        component = self.components()
+        return any(component[other] == component[node] for other in self.stack[:-1])
+
+    def _connected(self) -> bool:
+        return len(set(self.components())) == 1
