@@ -10,6 +10,7 @@ its own, a *constant*, so the oracle aligns and creates it like any other node. 
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ CONSTANT_WORDS = frozenset({"imperative", "interrogative", "expressive"})
 NUMBER = re.compile(r"[-+]?\d+(?:[.,/:]\d+)*")
 BAD_CONCEPT = re.compile(r'[\s()":/~^]+')
 PLACEHOLDER = "(a / amr-empty)"
+
+logging.getLogger("penman").setLevel(logging.WARNING)  # penman logs every graph it reads at INFO
 
 
 def is_constant(label: str) -> bool:
