@@ -1,0 +1,149 @@
+"""Sentences in, AMR graphs in PENMAN out (``toolkit predict ARCHIVE INPUT --predictor amr``).
+
+Each input line is one sentence: plain text, or a JSON object with ``"sentence"`` (or ``"snt"``,
+``"text"``) or pre-tokenised ``"tokens"``. Text is tokenised with spaCy's English tokenizer when
+spaCy is installed (else on whitespace), and lemmatised as the training data was.
+
+The output is one PENMAN graph per input line, in input order, each preceded by ``# ::id`` (the
+input line number), ``# ::snt`` and ``# ::tok``, and followed by a blank line. An empty or
+unreadable line (bad JSON, a sentence longer than the model can decode) gets a one-node
+placeholder graph ``(a / amr-empty)`` with a ``# ::error`` comment, and a warning is logged, so
+line numbers stay aligned and no output is lost. Every graph written is read back by
+``penman.decode``: a parse that ran out of steps is completed by the state machine (a top is
+chosen and loose components are attached), and anything penman cannot read is replaced by the
+placeholder.
+"""
+
+import json
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import penman
+
+from predictors.predictor import Predictor
+from toolkit.archive import Archive
+from toolkit.data.example import Example
+from toolkit.decoding import Search
+from toolkit.errors import ConfigurationError, DataError
+from toolkit.training.evaluation import predict
+from transition_systems.amr.graph import PLACEHOLDER
+from transition_systems.amr.lemmas import lemmatize
+from transition_systems.amr.reader import spacy_tokenize
+from transition_systems.amr.system import AmrTransitionSystem
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class AmrInput:
+    """One input line: its number, text and tokens, or the error that replaces its graph."""
+
+    number: int
+    text: str
+    tokens: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+def penman_block(number: int, text: str, tokens: list[str], graph: str, error: str | None = None) -> str:
+    """A graph with its ``# ::`` metadata, as written to the output (no trailing newline)."""
+    lines = [f"# ::id {number}", f"# ::snt {' '.join(text.split())}", f"# ::tok {' '.join(tokens)}"]
+    if error:
+        lines.append(f"# ::error {' '.join(error.split())}")
+    return "\n".join(lines) + "\n" + graph + "\n"
+
+
+def readable(graph: Any) -> str:
+    """*graph* (a PENMAN string) laid out on several lines, or the placeholder if penman cannot read it."""
+    try:
+        return penman.encode(penman.decode(str(graph)), indent=6)
+    except Exception:  # noqa: BLE001 - whatever penman rejects becomes the placeholder
+        return PLACEHOLDER
+
+
+@Predictor.register("amr")
+class AmrPredictor(Predictor):
+    """An AMR parser's predictor (see the module docstring)."""
+
+    def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192):
+        super().__init__(archive, search, max_tokens)
+        if not isinstance(self.model.grammar, AmrTransitionSystem):
+            raise ConfigurationError(
+                f"the amr predictor needs an AMR parser (grammar 'amr'); this archive's grammar is {type(self.model.grammar).__name__}"
+            )
+        limits = [(self.search or self.model.search).max_steps // 2]
+        table = getattr(getattr(self.model.encoder, "positions", None), "table", None)
+        if table is not None:
+            limits.append(table.size(0))
+        self.max_words = min(limits)
+
+    # ------------------------------------------------------------ reading
+
+    def read_line(self, number: int, line: str, source: str) -> AmrInput:
+        text = line.strip()
+        item = AmrInput(number, text)
+        try:
+            if text.startswith("{"):
+                try:
+                    obj = json.loads(text)
+                except json.JSONDecodeError as error:
+                    raise DataError(f"invalid JSON: {error}") from None
+                if not isinstance(obj, dict):
+                    raise DataError("a JSON input line must be an object")
+                if isinstance(obj.get("tokens"), list) and all(isinstance(token, str) for token in obj["tokens"]):
+                    item.tokens = [token for token in obj["tokens"] if token.strip()]
+                    item.text = " ".join(item.tokens)
+                else:
+                    value = next((obj[key] for key in ("sentence", "snt", "text") if isinstance(obj.get(key), str)), None)
+                    if value is None:
+                        raise DataError('a JSON input line needs a "sentence" string or a "tokens" list')
+                    item.text = value.strip()
+                    item.tokens = spacy_tokenize(item.text)
+            else:
+                item.tokens = spacy_tokenize(text)
+            if not item.tokens:
+                raise DataError("an empty sentence (no words to parse)")
+            if len(item.tokens) > self.max_words:
+                raise DataError(f"a sentence of {len(item.tokens)} words is longer than this model can parse ({self.max_words} words)")
+        except DataError as error:
+            item.error = f"{source}:{number}: {error}"
+            logger.warning("%s", item.error)
+        return item
+
+    # ------------------------------------------------------------ parsing and writing
+
+    def predict_lines(self, lines: Iterable[str], batch_size: int = 64) -> Iterator[str]:
+        """One PENMAN block (metadata, graph, blank line) per input line, parsed *batch_size* lines at a time."""
+        source = str(getattr(lines, "name", None) or "<input>")
+        chunk: list[AmrInput] = []
+        for number, line in enumerate(lines, start=1):
+            chunk.append(self.read_line(number, line, source))
+            if len(chunk) == batch_size:
+                yield from self.parse(chunk)
+                chunk = []
+        if chunk:
+            yield from self.parse(chunk)
+
+    def parse(self, items: list[AmrInput]) -> Iterator[str]:
+        good = [item for item in items if item.error is None]
+        examples = [Example(item.tokens, meta={"lemmas": lemmatize(tuple(item.tokens))}) for item in good]
+        graphs = predict(self.model, examples, self.max_tokens, self.search) if examples else []
+        parsed = {id(item): graph for item, graph in zip(good, graphs)}
+        for item in items:
+            if item.error is not None:
+                yield penman_block(item.number, item.text, item.tokens, PLACEHOLDER, item.error)
+                continue
+            graph = readable(parsed.get(id(item)))
+            yield penman_block(item.number, item.text, item.tokens, graph)
+
+    # ------------------------------------------------------------ the JSON interface of Predictor.predict
+
+    def to_example(self, line: str) -> Example:
+        item = self.read_line(0, line, "<input>")
+        if item.error is not None:
+            raise DataError(item.error.split(": ", 1)[-1])
+        return Example(item.tokens, meta={"snt": item.text, "lemmas": lemmatize(tuple(item.tokens))})
+
+    def to_json(self, example: Example, prediction: Any) -> dict[str, Any]:
+        return {"snt": example.meta.get("snt", " ".join(example.tokens)), "tokens": example.tokens, "graph": readable(prediction)}
