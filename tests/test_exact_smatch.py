@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from toolkit.metrics import Metric
-from toolkit.metrics.exact_smatch import ExactSmatch, _Problem, f_score, perturb, read_graph, score_pair
+from toolkit.metrics.exact_smatch import ExactSmatch, _Problem, _solve_program, f_score, perturb, read_graph, score_pair
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "amr-little-prince" / "amr-bank-struct-v3.0.txt"
 
@@ -114,7 +114,15 @@ def test_optimal_against_brute_force_on_small_pairs():
     for k, graph in enumerate(graphs):
         for test, gold in [(perturb(graph, seed=k, rate=0.4), graph), (graph, graphs[(k + 1) % len(graphs)])]:
             if len(read_graph(gold).concepts) <= 5:
-                assert score_pair(test, gold).matched == brute_force(test, gold)
+                best = brute_force(test, gold)
+                assert score_pair(test, gold).matched == best
+                # the programs alone, whatever the bounds would have proved
+                problem = _Problem(read_graph(test), read_graph(gold))
+                for integer in (True, False):
+                    value, mapping = _solve_program(problem, integer)
+                    assert value >= best - 1e-6
+                    if integer:
+                        assert problem.score(mapping) == best and value == pytest.approx(best)
 
 
 def test_agrees_with_smatch_on_easy_pairs():

@@ -76,7 +76,8 @@ def read_graph(text: str, semantics: str = "smatch") -> SmatchGraph:
     """Parse one PENMAN string (comments allowed) into smatch's triples.
 
     ``semantics="smatchpp"`` reads the triples as smatchpp's generic standardizer does instead,
-    to compare with it: every ``-of`` role is inverted (``consist-of`` too, an even number of
+    to compare with it (and :func:`match_graphs` then counts a duplicated triple min(a, b) times,
+    not a * b): every ``-of`` role is inverted (``consist-of`` too, an even number of
     ``-of`` cancels out), ``:mod`` stays ``:mod``, an inverted edge to a constant is kept (as an
     attribute named ``role-of``), and a quoted constant is kept whole (lower-cased, no quotes).
     """
@@ -138,7 +139,11 @@ def read_graph(text: str, semantics: str = "smatch") -> SmatchGraph:
 class _Problem:
     """The matching objective between a test graph (rows) and a gold graph (columns)."""
 
-    def __init__(self, test: SmatchGraph, gold: SmatchGraph) -> None:
+    def __init__(self, test: SmatchGraph, gold: SmatchGraph, duplicates: str = "product") -> None:
+        # a triple with a copies in the test graph and b in the gold graph matches a * b times in
+        # smatch (it pairs every copy with every copy), min(a, b) times in smatchpp
+        combine = (lambda a, b: a * b) if duplicates == "product" else min
+        self.combine = combine
         n1, n2 = len(test.concepts), len(gold.concepts)
         self.n1, self.n2 = n1, n2
         unary = np.zeros((n1, n2))
@@ -151,32 +156,33 @@ class _Problem:
         gold_attributes: dict[tuple[str, str], Counter] = defaultdict(Counter)
         for j, name, value in gold.attributes:
             gold_attributes[name, value][j] += 1
-        for i, name, value in test.attributes:
-            for j, count in gold_attributes.get((name, value), {}).items():
-                unary[i, j] += count
+        for (i, name, value), a in Counter(test.attributes).items():
+            for j, b in gold_attributes.get((name, value), {}).items():
+                unary[i, j] += combine(a, b)
         # relations: self-loops are unary; the rest pair up node pairs
         gold_loops: dict[str, Counter] = defaultdict(Counter)
-        gold_edges: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        gold_edges: dict[str, Counter] = defaultdict(Counter)
         self.gold_edge_counts: Counter = Counter()
         for name, s, t in gold.relations:
             if s == t:
                 gold_loops[name][s] += 1
             else:
-                gold_edges[name].append((s, t))
+                gold_edges[name][s, t] += 1
                 self.gold_edge_counts[name, s, t] += 1
-        self.test_edges = []
+        self.test_edges: list[tuple[str, int, int, int]] = []  # (name, source, target, copies)
         pairwise: Counter = Counter()
-        for name, s, t in test.relations:
+        for (name, s, t), a in Counter(test.relations).items():
             if s == t:
-                for j, count in gold_loops.get(name, {}).items():
-                    unary[s, j] += count
+                for j, b in gold_loops.get(name, {}).items():
+                    unary[s, j] += combine(a, b)
                 continue
-            self.test_edges.append((name, s, t))
-            for gs, gt in gold_edges.get(name, ()):
-                pairwise[(s, gs), (t, gt)] += 1
+            self.test_edges.append((name, s, t, a))
+            for (gs, gt), b in gold_edges.get(name, {}).items():
+                pairwise[(s, gs), (t, gt)] += combine(a, b)
         self.unary = unary
         self.pairwise = pairwise
-        # per node pair, the relation matches its edges could give at most (per label and direction)
+        # per node pair, the relation matches its edges could give at most (per label and direction):
+        # pairing far ends' multiplicities sorted, largest first, maximises the sum of products (or minima)
         test_incident, gold_incident = self._incident(test.relations), self._incident(gold.relations)
         relation_bound = np.zeros((n1, n2))
         for i, labels in test_incident.items():
@@ -185,7 +191,7 @@ class _Problem:
                 for key, counts in labels.items():
                     other = gold_labels.get(key)
                     if other:
-                        total += sum(a * b for a, b in zip(counts, other))
+                        total += sum(combine(a, b) for a, b in zip(counts, other))
                 relation_bound[i, j] = total
         self.bound_weights = unary + 0.5 * relation_bound
 
@@ -202,11 +208,13 @@ class _Problem:
     def score(self, mapping: Sequence[int]) -> int:
         """The number of matching triples under *mapping* (test node -> gold node or -1)."""
         total = sum(self.unary[i, j] for i, j in enumerate(mapping) if j >= 0)
-        counts = self.gold_edge_counts
-        for name, s, t in self.test_edges:
+        counts, combine = self.gold_edge_counts, self.combine
+        for name, s, t, a in self.test_edges:
             ms, mt = mapping[s], mapping[t]
             if ms >= 0 and mt >= 0:
-                total += counts.get((name, ms, mt), 0)
+                b = counts.get((name, ms, mt), 0)
+                if b:
+                    total += combine(a, b)
         return int(round(total))
 
 
@@ -340,11 +348,11 @@ def f_score(matched: float, test: float, gold: float) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
-def match_graphs(test: SmatchGraph, gold: SmatchGraph) -> PairScore:
-    """The optimal smatch count between two read graphs."""
+def match_graphs(test: SmatchGraph, gold: SmatchGraph, semantics: str = "smatch") -> PairScore:
+    """The optimal smatch count between two read graphs (``semantics`` decides how duplicate triples count)."""
     if not test.concepts or not gold.concepts:
         return PairScore(0, test.num_triples, gold.num_triples, [-1] * len(test.concepts))
-    problem = _Problem(test, gold)
+    problem = _Problem(test, gold, "min" if semantics == "smatchpp" else "product")
     bound_value, mapping = _assignment(problem.bound_weights)
     bound = int(np.floor(bound_value + 1e-9))
     score = problem.score(mapping)
@@ -376,7 +384,7 @@ def score_pair(test: str | None, gold: str, semantics: str = "smatch") -> PairSc
         test_graph = read_graph(test, semantics) if test and test.strip() else EMPTY_GRAPH
     except Exception:  # noqa: BLE001 - any unreadable prediction scores as empty
         test_graph = EMPTY_GRAPH
-    return match_graphs(test_graph, gold_graph)
+    return match_graphs(test_graph, gold_graph, semantics)
 
 
 def bootstrap_interval(
@@ -402,15 +410,23 @@ class ExactSmatch(Metric):
     does (sums of matched, test and gold triples). The scores of each pair since the last reset
     are in :attr:`pair_scores`. With ``bootstrap_samples > 0``, ``smatch_f1_ci_low`` and
     ``smatch_f1_ci_high`` give a percentile bootstrap interval over pairs (seeded, so repeatable);
-    it needs the pairs, so it covers the pairs seen by this process only.
+    it needs the pairs, so it covers the pairs seen by this process only. ``semantics="smatchpp"``
+    reads triples as smatchpp's generic standardizer does (see :func:`read_graph`).
 
     Registered as ``"exact_smatch"``.
     """
 
     count_names = ("matched", "test", "gold")
 
-    def __init__(self, bootstrap_samples: int = 0, confidence: float = 0.95, seed: int = 0) -> None:
+    def __init__(self, bootstrap_samples: int = 0, confidence: float = 0.95, seed: int = 0, semantics: str = "smatch") -> None:
+        from toolkit.errors import ConfigurationError
+
+        if semantics not in SEMANTICS:
+            raise ConfigurationError(f"exact_smatch.semantics must be one of {', '.join(SEMANTICS)}, got {semantics!r}")
+        if not 0 < confidence < 1:
+            raise ConfigurationError(f"exact_smatch.confidence must be between 0 and 1, got {confidence}")
         self.bootstrap_samples, self.confidence, self.seed = bootstrap_samples, confidence, seed
+        self.semantics = semantics
         self.pair_scores: list[PairScore] = []
         super().__init__()
 
@@ -421,7 +437,7 @@ class ExactSmatch(Metric):
     def __call__(self, predictions: Sequence, golds: Sequence) -> None:
         self._check_lengths(predictions, golds)
         for prediction, gold in zip(predictions, golds):
-            pair = score_pair(prediction, gold)
+            pair = score_pair(prediction, gold, self.semantics)
             self.pair_scores.append(pair)
             self._counts["matched"] += pair.matched
             self._counts["test"] += pair.test
