@@ -136,7 +136,7 @@ class AmrState(State):
             )
         preds = None
         if create and system.pred_labels is not None:
-            preds = system.pred_labels.get(self.sentence.key(self.cursor, self.span_end), frozenset())
+            preds = system.pred_labels.get(self.sentence.key(self.cursor, self.span_end), system.open_labels)
         close = not tokens_left and bool(self.labels) and self.top >= 0 and self._connected()
         return AmrAllowed(
             create=create, merge=merge, shift=shift, reduce=reduce, swap=depth >= 3 and self.swaps < depth - 2, close=close,

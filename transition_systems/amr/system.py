@@ -70,6 +70,11 @@ class AmrTransitionSystem(Grammar):
             training (learned by :meth:`fit`); copies and ``ENTITY`` are always allowed.
         pred_labels: the lemma -> PRED labels table itself (what training records in the run's
             config, so an archive rebuilds the same grammar); given, it wins over fitting.
+        open_label_lemmas: a PRED label that training saw with at least this many different
+            lemmas (``and``, ``person``, ``thing``, ``have-concession-91``: abstract concepts the
+            aligner force-aligns to whatever token is near) is allowed with every lemma; ``0``
+            turns this off. Fitting records them as *open_labels*.
+        open_labels: those labels themselves (what training records).
         max_merge: the longest span ``MERGE`` builds (tokens).
         max_nodes_per_span: how many nodes one span may make.
         max_nodes: how many nodes a graph may have (bounds a runaway decode).
@@ -80,6 +85,8 @@ class AmrTransitionSystem(Grammar):
         self,
         restrict_pred_labels: bool = True,
         pred_labels: dict[str, list[str]] | None = None,
+        open_label_lemmas: int = 5,
+        open_labels: list[str] | None = None,
         max_merge: int = 8,
         max_nodes_per_span: int = 24,
         max_nodes: int = 200,
@@ -89,9 +96,13 @@ class AmrTransitionSystem(Grammar):
             if value < 1:
                 raise ConfigurationError(f"grammar.{key} must be >= 1, got {value}")
         self.restrict_pred_labels = restrict_pred_labels
+        if open_label_lemmas < 0:
+            raise ConfigurationError(f"grammar.open_label_lemmas must be >= 0, got {open_label_lemmas}")
+        self.open_label_lemmas = open_label_lemmas
+        self.open_labels = frozenset(open_labels or ())
         self.pred_labels: dict[str, frozenset[str]] | None = None
         if pred_labels is not None:
-            self.pred_labels = {lemma: frozenset(labels) for lemma, labels in pred_labels.items()}
+            self.pred_labels = {lemma: frozenset(labels) | self.open_labels for lemma, labels in pred_labels.items()}
         self.max_merge, self.max_nodes_per_span, self.max_nodes = max_merge, max_nodes_per_span, max_nodes
         self.smatch_seed = smatch_seed
 
@@ -131,7 +142,8 @@ class AmrTransitionSystem(Grammar):
     def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
         """Learn which PRED labels each lemma takes in the training *examples* (the oracle's PRED actions).
 
-        Returns ``{"pred_labels": {lemma: [labels]}}`` for the run's config; nothing when not restricting.
+        Returns ``{"pred_labels": {lemma: [labels]}, "open_labels": [labels]}`` for the run's config;
+        nothing when not restricting.
         """
         if not self.restrict_pred_labels or self.pred_labels is not None:
             return {}
@@ -146,8 +158,10 @@ class AmrTransitionSystem(Grammar):
                 if action.startswith(PRED + ":"):
                     table[state.sentence.key(state.cursor, state.span_end)].add(action[len(PRED) + 1:])
                 state = state.apply(action)
-        self.pred_labels = {lemma: frozenset(labels) for lemma, labels in table.items()}
-        return {"pred_labels": {lemma: sorted(labels) for lemma, labels in sorted(table.items())}}
+        lemmas_of: Counter[str] = Counter(label for labels in table.values() for label in labels)
+        self.open_labels = frozenset(label for label, count in lemmas_of.items() if self.open_label_lemmas and count >= self.open_label_lemmas)
+        self.pred_labels = {lemma: frozenset(labels) | self.open_labels for lemma, labels in table.items()}
+        return {"pred_labels": {lemma: sorted(labels) for lemma, labels in sorted(table.items())}, "open_labels": sorted(self.open_labels)}
 
     def data_report(self, examples: Sequence[Example]) -> dict[str, int]:
         """Node alignment counts and how many graphs the oracle relabelled or could not build."""
