@@ -124,7 +124,10 @@ def report(name: str, pairs, args) -> None:
     count_mismatch = sum((s.test, s.gold) != (c[1], c[2]) for s, c in zip(exact, smatch_counts))
     print(f"exact > smatch on {higher} pairs, exact < smatch on {len(lower)} pairs {lower[:10]}, "
           f"triple totals differ on {count_mismatch} pairs")
-    print(f"closed by the bound (no MIP): {sum(s.proved_by_bound for s in exact)}; MIP: {sum(not s.proved_by_bound for s in exact)}")
+    proofs = {}
+    for s in exact:
+        proofs[s.proof] = proofs.get(s.proof, 0) + 1
+    print("optimality proved by: " + ", ".join(f"{name} {count}" for name, count in sorted(proofs.items())))
     if not args.smatchpp_python:
         return
     if not os.path.exists(args.smatchpp_python):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from toolkit.metrics import Metric
-from toolkit.metrics.exact_smatch import ExactSmatch, _Problem, _solve_program, f_score, perturb, read_graph, score_pair
+from toolkit.metrics.exact_smatch import ExactSmatch, _Problem, _branch_and_bound, _solve_program, f_score, match_graphs, perturb, read_graph, score_pair
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "amr-little-prince" / "amr-bank-struct-v3.0.txt"
 
@@ -118,6 +118,8 @@ def test_optimal_against_brute_force_on_small_pairs():
                 assert score_pair(test, gold).matched == best
                 # the programs alone, whatever the bounds would have proved
                 problem = _Problem(read_graph(test), read_graph(gold))
+                mapping, score, finished = _branch_and_bound(problem, [-1] * problem.n1, 0, 10**6)
+                assert finished and score == best == problem.score(mapping)
                 for integer in (True, False):
                     value, mapping = _solve_program(problem, integer)
                     assert value >= best - 1e-6
@@ -130,6 +132,14 @@ def test_agrees_with_smatch_on_easy_pairs():
         assert counts(test, gold) == smatch_counts(test, gold)
     for graph in little_prince(8):
         assert counts(graph, graph) == smatch_counts(graph, graph)
+
+
+def test_every_proof_route_agrees():
+    graphs = little_prince(30)
+    for k in range(20):
+        test, gold = read_graph(graphs[k]), read_graph(graphs[k + 1])
+        scores = {match_graphs(test, gold, node_limit=limit).matched for limit in (0, 5, 200)}
+        assert len(scores) == 1
 
 
 def test_never_below_smatch_on_real_pairs():

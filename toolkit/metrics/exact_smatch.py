@@ -20,11 +20,15 @@ The mapping is found in three steps, all deterministic:
    and ``j`` could give (per label and direction); a linear assignment on these weights bounds the
    score from above (rounded down, as scores are integers);
 2. a start: the mapping of that assignment, improved by hill-climbing (moves and swaps); if its
-   score reaches the bound it is optimal and we stop;
-3. otherwise a mixed-integer program solved by HiGHS (``scipy.optimize.milp``): binary ``x`` for
+   score reaches the bound it is optimal and we stop (most pairs of a graph and a perturbed copy);
+3. otherwise a depth-first branch-and-bound over test nodes (at most 200 search nodes), whose
+   bound is the same assignment bound with the fixed nodes' matches counted exactly;
+4. if that search runs out, the LP relaxation of the program below (optimal when its bound is
+   reached by the rounded LP solution or the start), and last
+5. the mixed-integer program itself, solved by HiGHS (``scipy.optimize.milp``): binary ``x`` for
    node pairs, continuous ``y`` for pairs of node pairs that match a relation, with aggregated
    linking constraints (for a node pair ``p`` and any one node ``k`` of the other graph, the ``y``
-   of ``p`` with nodes ``k`` sum to at most ``x_p``), which make the LP relaxation tight.
+   of ``p`` with nodes ``k`` sum to at most ``x_p``), tighter than one ``y <= x`` per term.
 """
 
 from __future__ import annotations
@@ -256,6 +260,91 @@ def _hill_climb(problem: _Problem, mapping: list[int], score: int) -> tuple[list
     del n2
 
 
+def _branch_and_bound(problem: _Problem, mapping: list[int], score: int, node_limit: int) -> tuple[list[int], int, bool]:
+    """Depth-first search over test nodes, bounded like the root but with fixed nodes counted exactly.
+
+    At a search node some test nodes are fixed (to a gold node or to none). The bound is the exact
+    score among fixed nodes plus an assignment over the free ones, whose weights hold the unary
+    matches, the relation matches with fixed nodes (exact) and half the relation matches with free
+    nodes could give (per label and direction, counting only free far ends). Returns the best
+    mapping, its score and whether the search finished within *node_limit* nodes (then it is optimal).
+    """
+    product = problem.combine is not min
+    labels: dict[tuple[str, bool], int] = {}
+    test_edges = [(name, s, t, a) for name, s, t, a in problem.test_edges]
+    gold_edges = [(name, s, t, b) for (name, s, t), b in problem.gold_edge_counts.items()]
+    gold_names = {name for name, *_ in gold_edges} & {name for name, *_ in test_edges}
+    for name in sorted(gold_names):
+        labels[name, True], labels[name, False] = len(labels), len(labels) + 1
+    n1, n2, c = problem.n1, problem.n2, max(len(labels), 1)
+    a1, a2 = np.zeros((n1, c, n1)), np.zeros((n2, c, n2))
+    for edges, tensor in ((test_edges, a1), (gold_edges, a2)):
+        for name, s, t, count in edges:
+            if name in gold_names:
+                tensor[s, labels[name, True], t] += count
+                tensor[t, labels[name, False], s] += count
+    order = np.argsort(-problem.bound_weights.max(axis=1), kind="stable").tolist()
+    best = [list(mapping), score]
+    nodes = 0
+
+    flat1, flat2 = a1.reshape(n1 * c, n1), a2.reshape(n2 * c, n2)
+
+    def bound(fixed: dict[int, int]):
+        free_rows, free_cols = np.ones(n1), np.ones(n2)
+        partial = [-1] * n1
+        for i, j in fixed.items():
+            partial[i] = j
+            free_rows[i] = 0
+            if j >= 0:
+                free_cols[j] = 0
+        rows, cols = np.flatnonzero(free_rows), np.flatnonzero(free_cols)
+        exact = problem.score(partial)
+        if not len(rows) or not len(cols):
+            return exact, exact, partial, rows, cols, None
+        # relation matches with free far ends, per label and direction, bounded from the counts
+        t_sum, g_sum = (flat1 @ free_rows).reshape(n1, c)[rows], (flat2 @ free_cols).reshape(n2, c)[cols]
+        if product:
+            t_max = (a1[rows] * free_rows).max(-1)
+            g_max = (a2[cols] * free_cols).max(-1)
+            relation = np.minimum(t_sum[:, None, :] * g_max[None], g_sum[None] * t_max[:, None, :]).sum(-1)
+        else:
+            relation = np.minimum(t_sum[:, None, :], g_sum[None]).sum(-1)
+        weights = problem.unary[rows][:, cols] + 0.5 * relation
+        # relation matches with fixed nodes, exactly
+        for k, l in fixed.items():
+            if l >= 0:
+                t_fix, g_fix = a1[rows, :, k], a2[cols, :, l]  # (rows, c), (cols, c)
+                weights += t_fix @ g_fix.T if product else np.minimum(t_fix[:, None], g_fix[None]).sum(-1)
+        value, sub = _assignment(weights)
+        completed = list(partial)
+        for r, k in enumerate(sub):
+            if k >= 0:
+                completed[rows[r]] = int(cols[k])
+        return exact + value, problem.score(completed), completed, rows.tolist(), cols.tolist(), weights
+
+    def search(fixed: dict[int, int]) -> bool:
+        nonlocal nodes
+        nodes += 1
+        if nodes > node_limit:
+            return False
+        upper, feasible, completed, rows, cols, weights = bound(fixed)
+        if feasible > best[1]:
+            best[0], best[1] = completed, feasible
+        if int(np.floor(upper + 1e-9)) <= best[1] or weights is None:
+            return True
+        i = next(k for k in order if k not in fixed)
+        row = weights[rows.index(i)]
+        for k in np.argsort(-row, kind="stable").tolist():
+            if row[k] <= 0:
+                break
+            if not search({**fixed, i: cols[k]}):
+                return False
+        return search({**fixed, i: -1})
+
+    finished = search({})
+    return best[0], best[1], finished
+
+
 def _solve_program(problem: _Problem, integer: bool) -> tuple[float, list[int]]:
     """The optimum of the program (``integer``) or of its LP relaxation, and the mapping of its ``x > 0.5``."""
     from scipy.optimize import Bounds, LinearConstraint, milp
@@ -325,7 +414,7 @@ class PairScore:
     test: int
     gold: int
     mapping: list[int]
-    proved_by_bound: bool = True  # False: the MIP was needed (the assignment and LP bounds did not close the gap)
+    proof: str = "assignment"  # what proved optimality: assignment, branch_and_bound, lp, mip (or empty)
 
     @property
     def precision(self) -> float:
@@ -348,30 +437,40 @@ def f_score(matched: float, test: float, gold: float) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
-def match_graphs(test: SmatchGraph, gold: SmatchGraph, semantics: str = "smatch") -> PairScore:
-    """The optimal smatch count between two read graphs (``semantics`` decides how duplicate triples count)."""
+def match_graphs(test: SmatchGraph, gold: SmatchGraph, semantics: str = "smatch", node_limit: int = 200) -> PairScore:
+    """The optimal smatch count between two read graphs (``semantics`` decides how duplicate triples count).
+
+    Tries, in order, until the best mapping found reaches a proven bound: the root assignment bound
+    (after hill-climbing), a branch-and-bound search of at most *node_limit* nodes, the LP
+    relaxation, the MIP. :attr:`PairScore.proof` says which step proved optimality.
+    """
     if not test.concepts or not gold.concepts:
-        return PairScore(0, test.num_triples, gold.num_triples, [-1] * len(test.concepts))
+        return PairScore(0, test.num_triples, gold.num_triples, [-1] * len(test.concepts), "empty")
     problem = _Problem(test, gold, "min" if semantics == "smatchpp" else "product")
     bound_value, mapping = _assignment(problem.bound_weights)
     bound = int(np.floor(bound_value + 1e-9))
     score = problem.score(mapping)
-    proved = True
     if score < bound:
         mapping, score = _hill_climb(problem, mapping, score)
-    if score < bound:  # the LP relaxation: a tighter bound, and often an integral optimum
-        lp_value, lp_mapping = _solve_program(problem, integer=False)
-        bound = min(bound, int(np.floor(lp_value + 1e-6)))
-        lp_score = problem.score(lp_mapping)
-        if lp_score > score:
-            mapping, score = _hill_climb(problem, lp_mapping, lp_score)
-    if score < bound:
-        proved = False
-        _, mip_mapping = _solve_program(problem, integer=True)
-        mip_score = problem.score(mip_mapping)
-        if mip_score > score:
-            mapping, score = mip_mapping, mip_score
-    return PairScore(score, test.num_triples, gold.num_triples, mapping, proved)
+    if score >= bound:
+        return PairScore(score, test.num_triples, gold.num_triples, mapping, "assignment")
+    if node_limit > 0:
+        mapping, score, finished = _branch_and_bound(problem, mapping, score, node_limit)
+        if finished:
+            return PairScore(score, test.num_triples, gold.num_triples, mapping, "branch_and_bound")
+    # the LP relaxation: a tighter bound, and often an integral optimum
+    lp_value, lp_mapping = _solve_program(problem, integer=False)
+    bound = min(bound, int(np.floor(lp_value + 1e-6)))
+    lp_score = problem.score(lp_mapping)
+    if lp_score > score:
+        mapping, score = _hill_climb(problem, lp_mapping, lp_score)
+    if score >= bound:
+        return PairScore(score, test.num_triples, gold.num_triples, mapping, "lp")
+    _, mip_mapping = _solve_program(problem, integer=True)
+    mip_score = problem.score(mip_mapping)
+    if mip_score > score:
+        mapping, score = mip_mapping, mip_score
+    return PairScore(score, test.num_triples, gold.num_triples, mapping, "mip")
 
 
 def score_pair(test: str | None, gold: str, semantics: str = "smatch") -> PairScore:
