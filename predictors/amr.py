@@ -29,8 +29,8 @@ from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.training.evaluation import predict
 from transition_systems.amr.graph import PLACEHOLDER
-from transition_systems.amr.lemmas import lemmatize
-from transition_systems.amr.reader import spacy_tokenize
+from toolkit.data.dataset_readers.penman import lemmatize
+from toolkit.data.dataset_readers.penman import spacy_tokenize
 from transition_systems.amr.system import AmrTransitionSystem
 
 logger = logging.getLogger(__name__)

@@ -2,13 +2,13 @@
 
 Each is a :class:`toolkit.grammars.Grammar`; see ../shared/DESIGN.md. Pure Python, no torch.
 Importing this package registers the grammars ``arc_standard``, ``arc_hybrid``, ``arc_swap`` and ``amr``
-(with the ``penman`` reader; see :mod:`transition_systems.amr`).
+(see :mod:`transition_systems.amr`).
 """
 
 from transition_systems.actions import KINDS, LEFT, RIGHT, SHIFT, SWAP, ValidActions, arc, split_action
 from transition_systems.arc_hybrid import ArcHybrid
 from transition_systems.arc_standard import ArcStandard
-from transition_systems import amr  # noqa: F401 - registers the amr grammar and the penman reader
+from transition_systems import amr  # noqa: F401 - registers the amr grammar
 from transition_systems.arc_swap import ArcSwap, projective_components
 from transition_systems.configuration import Configuration
 from transition_systems.projectivity import is_projective, non_projective_arcs, projective_order, projectivize

@@ -6,12 +6,15 @@ restores a fixed seed, so a pair scores the same on every run and the global ``r
 left alone. Graphs are PENMAN strings (any layout) or ``penman.Graph`` objects.
 """
 
+import contextlib
+import io
 import random
 from collections.abc import Sequence
 from typing import Any
 
 import penman
 import smatch as smatch_package
+from smatch import amr as smatch_amr
 
 from toolkit.metrics.metric import Metric
 
@@ -33,16 +36,22 @@ def one_line(graph: Any) -> str:
     """A graph as one-line PENMAN without metadata; ``None`` or an unreadable string becomes a placeholder node."""
     if graph is None:
         return PLACEHOLDER
-    if isinstance(graph, penman.Graph):
-        try:
-            return penman.encode(graph, indent=None)
-        except Exception:  # noqa: BLE001 - a graph penman cannot lay out scores as the placeholder
-            return PLACEHOLDER
-    text = str(graph)
     try:
-        return penman.encode(penman.decode(text), indent=None)
-    except Exception:  # noqa: BLE001
+        if not isinstance(graph, penman.Graph):
+            graph = penman.decode(str(graph))
+        return penman.encode(penman.Graph(graph.triples, top=graph.top), indent=None)
+    except Exception:  # noqa: BLE001 - a graph penman cannot read or lay out scores as the placeholder
         return PLACEHOLDER
+
+
+def _readable_by_smatch(text: str) -> str:
+    """*text*, or the placeholder if smatch's own AMR parser rejects it (it would crash the match)."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            parsed = smatch_amr.AMR.parse_AMR_line(text)
+        except Exception:  # noqa: BLE001
+            parsed = None
+    return text if parsed is not None else PLACEHOLDER
 
 
 def smatch_counts(prediction: Any, gold: Any, seed: int = 13, restarts: int = 5) -> tuple[int, int, int]:
@@ -51,7 +60,11 @@ def smatch_counts(prediction: Any, gold: Any, seed: int = 13, restarts: int = 5)
     smatch_package.random, smatch_package.iteration_num = _FixedRandom(seed), restarts
     try:
         smatch_package.match_triple_dict.clear()
-        match, test, gold_total = smatch_package.get_amr_match(one_line(prediction), one_line(gold))
+        first, second = one_line(prediction), one_line(gold)
+        try:
+            match, test, gold_total = smatch_package.get_amr_match(first, second)
+        except Exception:  # noqa: BLE001 - smatch's parser rejected a graph penman accepted
+            match, test, gold_total = smatch_package.get_amr_match(_readable_by_smatch(first), _readable_by_smatch(second))
     finally:
         smatch_package.random, smatch_package.iteration_num = saved
         smatch_package.match_triple_dict.clear()

@@ -27,7 +27,7 @@ from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.metric import Metric
 from transition_systems.amr.aligner import Alignment, align
 from transition_systems.amr.graph import GoldGraph, same_graph
-from transition_systems.amr.lemmas import lemmatize
+from toolkit.data.dataset_readers.penman import lemmatize
 from transition_systems.amr.state import (
     CLOSE, COPY_LEMMA, COPY_SENSE01, DEPENDENT, ENTITY, LA, MERGE, PRED, RA, REDUCE, ROOT, SHIFT, SWAP, AmrState, Sentence,
 )
@@ -41,7 +41,7 @@ class GoldAmr:
 
     def __init__(self, graph: penman.Graph) -> None:
         self.graph = graph
-        self.text = penman.encode(graph, indent=None)
+        self.text = penman.encode(penman.Graph(graph.triples, top=graph.top), indent=None)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, GoldAmr):

