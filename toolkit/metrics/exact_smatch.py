@@ -289,18 +289,16 @@ def _branch_and_bound(problem: _Problem, mapping: list[int], score: int, node_li
 
     flat1, flat2 = a1.reshape(n1 * c, n1), a2.reshape(n2 * c, n2)
 
-    def bound(fixed: dict[int, int]):
+    def bound(fixed: dict[int, int], exact: float):
+        """The upper bound under *fixed* (whose own score is *exact*), and the weights of the free nodes."""
         free_rows, free_cols = np.ones(n1), np.ones(n2)
-        partial = [-1] * n1
         for i, j in fixed.items():
-            partial[i] = j
             free_rows[i] = 0
             if j >= 0:
                 free_cols[j] = 0
         rows, cols = np.flatnonzero(free_rows), np.flatnonzero(free_cols)
-        exact = problem.score(partial)
         if not len(rows) or not len(cols):
-            return exact, exact, partial, rows, cols, None
+            return exact, rows, cols, None, None, None
         # relation matches with free far ends, per label and direction, bounded from the counts
         t_sum, g_sum = (flat1 @ free_rows).reshape(n1, c)[rows], (flat2 @ free_cols).reshape(n2, c)[cols]
         if product:
@@ -309,39 +307,48 @@ def _branch_and_bound(problem: _Problem, mapping: list[int], score: int, node_li
             relation = np.minimum(t_sum[:, None, :] * g_max[None], g_sum[None] * t_max[:, None, :]).sum(-1)
         else:
             relation = np.minimum(t_sum[:, None, :], g_sum[None]).sum(-1)
-        weights = problem.unary[rows][:, cols] + 0.5 * relation
-        # relation matches with fixed nodes, exactly
+        # unary matches and relation matches with fixed nodes, exactly: what fixing a pair adds
+        gained = problem.unary[rows][:, cols]
         for k, l in fixed.items():
             if l >= 0:
                 t_fix, g_fix = a1[rows, :, k], a2[cols, :, l]  # (rows, c), (cols, c)
-                weights += t_fix @ g_fix.T if product else np.minimum(t_fix[:, None], g_fix[None]).sum(-1)
+                gained = gained + (t_fix @ g_fix.T if product else np.minimum(t_fix[:, None], g_fix[None]).sum(-1))
+        weights = gained + 0.5 * relation
         value, sub = _assignment(weights)
-        completed = list(partial)
-        for r, k in enumerate(sub):
-            if k >= 0:
-                completed[rows[r]] = int(cols[k])
-        return exact + value, problem.score(completed), completed, rows.tolist(), cols.tolist(), weights
+        return exact + value, rows.tolist(), cols.tolist(), weights, gained, sub
 
-    def search(fixed: dict[int, int]) -> bool:
+    def search(fixed: dict[int, int], exact: float) -> bool:
         nonlocal nodes
         nodes += 1
         if nodes > node_limit:
             return False
-        upper, feasible, completed, rows, cols, weights = bound(fixed)
+        upper, rows, cols, weights, gained, sub = bound(fixed, exact)
+        if int(np.floor(upper + 1e-9)) <= best[1]:
+            return True
+        if weights is None:  # every node fixed (or no gold node left): a leaf
+            if exact > best[1]:
+                best[0], best[1] = [fixed.get(i, -1) for i in range(n1)], int(round(exact))
+            return True
+        completed = [fixed.get(i, -1) for i in range(n1)]
+        for r, k in enumerate(sub):
+            if k >= 0:
+                completed[rows[r]] = cols[k]
+        feasible = problem.score(completed)
         if feasible > best[1]:
             best[0], best[1] = completed, feasible
-        if int(np.floor(upper + 1e-9)) <= best[1] or weights is None:
-            return True
+            if int(np.floor(upper + 1e-9)) <= feasible:
+                return True
         i = next(k for k in order if k not in fixed)
-        row = weights[rows.index(i)]
+        r = rows.index(i)
+        row = weights[r]
         for k in np.argsort(-row, kind="stable").tolist():
             if row[k] <= 0:
                 break
-            if not search({**fixed, i: cols[k]}):
+            if not search({**fixed, i: cols[k]}, exact + gained[r, k]):
                 return False
-        return search({**fixed, i: -1})
+        return search({**fixed, i: -1}, exact)
 
-    finished = search({})
+    finished = search({}, 0.0)
     return best[0], best[1], finished
 
 
@@ -562,7 +569,8 @@ class ExactSmatch(Metric):
 def perturb(text: str, seed: int, rate: float = 0.15) -> str:
     """A seeded perturbation of a PENMAN graph: relabel concepts and roles, change constants, drop and rewire edges.
 
-    About ``rate`` of the triples are touched; the result stays one connected graph with the same top.
+    About ``rate`` of the triples are touched (at least one); the result stays one connected graph
+    with the same top. After 20 draws that all disconnect the graph, the graph comes back unchanged.
     """
     import penman
     from penman.exceptions import LayoutError
@@ -596,6 +604,8 @@ def perturb(text: str, seed: int, rate: float = 0.15) -> str:
                 changed.append((source, role, '"' + str(target).strip('"') + 'x"' if action < 0.7 else target))
                 if action >= 0.7:
                     changed.append((rng.choice(variables), rng.choice([":polarity", ":quant"]), "-"))
+        if changed == triples:
+            continue  # nothing drawn: draw again, so that every pair differs
         try:
             return penman.encode(penman.Graph(changed, top=graph.top))
         except (LayoutError, ValueError, KeyError):
