@@ -19,12 +19,14 @@ The mapping is found in three steps, all deterministic:
    pair ``(i, j)`` gets its unary matches plus half the most relation matches the edges at ``i``
    and ``j`` could give (per label and direction); a linear assignment on these weights bounds the
    score from above (rounded down, as scores are integers);
-2. a start: the mapping of that assignment, improved by hill-climbing (moves and swaps); if its
-   score reaches the bound it is optimal and we stop (most pairs of a graph and a perturbed copy);
-3. otherwise a depth-first branch-and-bound over test nodes (at most 200 search nodes), whose
-   bound is the same assignment bound with the fixed nodes' matches counted exactly;
-4. if that search runs out, the LP relaxation of the program below (optimal when its bound is
-   reached by the rounded LP solution or the start), and last
+2. a start: the mapping of that assignment (a greedy start); if its score reaches the bound it is
+   optimal and we stop (most pairs of a graph and a perturbed copy);
+3. otherwise a depth-first branch-and-bound over test nodes (at most 200 search nodes), seeded
+   with that start, whose bound is the same assignment bound with the fixed nodes' matches counted
+   exactly; each search node's assignment also gives a complete mapping, a new incumbent if better;
+4. if that search runs out, the best mapping so far is hill-climbed (moves and swaps), and the LP
+   relaxation of the program below is solved (optimal when its bound is reached by that mapping or
+   by the rounded LP solution, also hill-climbed), and last
 5. the mixed-integer program itself, solved by HiGHS (``scipy.optimize.milp``): binary ``x`` for
    node pairs, continuous ``y`` for pairs of node pairs that match a relation, with aggregated
    linking constraints (for a node pair ``p`` and any one node ``k`` of the other graph, the ``y``
@@ -447,8 +449,8 @@ def f_score(matched: float, test: float, gold: float) -> float:
 def match_graphs(test: SmatchGraph, gold: SmatchGraph, semantics: str = "smatch", node_limit: int = 200) -> PairScore:
     """The optimal smatch count between two read graphs (``semantics`` decides how duplicate triples count).
 
-    Tries, in order, until the best mapping found reaches a proven bound: the root assignment bound
-    (after hill-climbing), a branch-and-bound search of at most *node_limit* nodes, the LP
+    Tries, in order, until the best mapping found reaches a proven bound: the root assignment bound,
+    a branch-and-bound search of at most *node_limit* nodes, the LP
     relaxation, the MIP. :attr:`PairScore.proof` says which step proved optimality.
     """
     if not test.concepts or not gold.concepts:
@@ -457,14 +459,13 @@ def match_graphs(test: SmatchGraph, gold: SmatchGraph, semantics: str = "smatch"
     bound_value, mapping = _assignment(problem.bound_weights)
     bound = int(np.floor(bound_value + 1e-9))
     score = problem.score(mapping)
-    if score < bound:
-        mapping, score = _hill_climb(problem, mapping, score)
     if score >= bound:
         return PairScore(score, test.num_triples, gold.num_triples, mapping, "assignment")
     if node_limit > 0:
         mapping, score, finished = _branch_and_bound(problem, mapping, score, node_limit)
         if finished:
             return PairScore(score, test.num_triples, gold.num_triples, mapping, "branch_and_bound")
+    mapping, score = _hill_climb(problem, mapping, score)
     # the LP relaxation: a tighter bound, and often an integral optimum
     lp_value, lp_mapping = _solve_program(problem, integer=False)
     bound = min(bound, int(np.floor(lp_value + 1e-6)))
