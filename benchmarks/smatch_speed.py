@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from toolkit.metrics.exact_smatch import f_score, perturb, read_graph, score_pair  # noqa: E402
+from toolkit.metrics.exact_smatch import f_score, perturb, read_graph, score_pair
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "amr-little-prince" / "amr-bank-struct-v3.0.txt"
 

@@ -6,7 +6,17 @@ from pathlib import Path
 import pytest
 
 from toolkit.metrics import Metric
-from toolkit.metrics.exact_smatch import ExactSmatch, _Problem, _branch_and_bound, _solve_program, f_score, match_graphs, perturb, read_graph, score_pair
+from toolkit.metrics.exact_smatch import (
+    ExactSmatch,
+    _branch_and_bound,
+    _Problem,
+    _solve_program,
+    f_score,
+    match_graphs,
+    perturb,
+    read_graph,
+    score_pair,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "amr-little-prince" / "amr-bank-struct-v3.0.txt"
 

@@ -221,7 +221,7 @@ class _Problem:
                 b = counts.get((name, ms, mt), 0)
                 if b:
                     total += combine(a, b)
-        return int(round(total))
+        return int(total + 0.5)  # a non-negative integer held as a float
 
 
 def _assignment(weights: np.ndarray) -> tuple[float, list[int]]:
@@ -329,7 +329,7 @@ def _branch_and_bound(problem: _Problem, mapping: list[int], score: int, node_li
             return True
         if weights is None:  # every node fixed (or no gold node left): a leaf
             if exact > best[1]:
-                best[0], best[1] = [fixed.get(i, -1) for i in range(n1)], int(round(exact))
+                best[0], best[1] = [fixed.get(i, -1) for i in range(n1)], int(exact + 0.5)
             return True
         completed = [fixed.get(i, -1) for i in range(n1)]
         for r, k in enumerate(sub):
