@@ -9,6 +9,7 @@ from toolkit.metrics import Metric
 from toolkit.metrics.exact_smatch import (
     ExactSmatch,
     _branch_and_bound,
+    _hill_climb,
     _Problem,
     _solve_program,
     f_score,
@@ -175,3 +176,12 @@ def test_metric_interface():
     assert [p.f1 for p in metric.pair_scores] == [] and metric.state() == {"matched": 0.0, "test": 0.0, "gold": 0.0}
     with pytest.raises(ValueError):
         metric([REENTRANT], [])
+
+
+def test_hill_climb_gains_are_exact():
+    graphs = little_prince(12)
+    for k in range(10):
+        problem = _Problem(read_graph(graphs[k]), read_graph(perturb(graphs[k + 1], seed=k)))
+        start = [-1] * problem.n1
+        mapping, score = _hill_climb(problem, start, 0)
+        assert score == problem.score(mapping) and len({j for j in mapping if j >= 0}) == sum(j >= 0 for j in mapping)
