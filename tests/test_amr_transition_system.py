@@ -210,3 +210,15 @@ def test_oracle_fitted_on_train_never_crashes_on_dev(little_prince):
     assert report["oracle_errors"] == 0 and report["scored_examples"] == 145
     assert report["oracle_relabelled"] > 0 and report.get("oracle_fallback", 0) == 0
     assert report["smatch"] >= 0.955  # measured 0.9575 (63 of 145 graphs relabelled); 0.9976 when fitted on dev itself
+
+
+def test_force_alignment_makes_unaligned_nodes_and_can_be_turned_off():
+    ex = example("Go !", "go !", "(p / possible-01 :ARG1 (g / go-02 :ARG0 (y / you)))")
+    with_trick = AmrTransitionSystem()
+    assert with_trick.oracle(ex) == "PRED:possible-01 LA:root PRED:go-02 RA:ARG1 DEPENDENT:ARG0:you REDUCE SHIFT SHIFT CLOSE".split()
+    assert replay(with_trick, ex).result() == with_trick.gold(ex)
+    without = AmrTransitionSystem(force_align=False)
+    actions, status = without.run_oracle(ex)
+    assert status == "partial"
+    graph = penman.decode(replay(without, ex).result())
+    assert sorted(concept for _, _, concept in graph.instances()) == ["go-02", "you"]

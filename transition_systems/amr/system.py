@@ -79,6 +79,9 @@ class AmrTransitionSystem(Grammar):
         max_nodes_per_span: how many nodes one span may make.
         max_nodes: how many nodes a graph may have (bounds a runaway decode).
         smatch_seed: the seed of Smatch's random restarts in ``toolkit oracle``.
+        force_align: make the nodes no alignment rule reaches at a graph neighbour's token (the
+            paper's trick). ``false`` leaves them out of the oracle (to measure what the trick is
+            worth: their edges are lost, and loose parts are attached with ``:mod``).
     """
 
     def __init__(
@@ -91,6 +94,7 @@ class AmrTransitionSystem(Grammar):
         max_nodes_per_span: int = 24,
         max_nodes: int = 200,
         smatch_seed: int = 13,
+        force_align: bool = True,
     ) -> None:
         for key, value in (("max_merge", max_merge), ("max_nodes_per_span", max_nodes_per_span), ("max_nodes", max_nodes)):
             if value < 1:
@@ -104,7 +108,7 @@ class AmrTransitionSystem(Grammar):
         if pred_labels is not None:
             self.pred_labels = {lemma: frozenset(labels) | self.open_labels for lemma, labels in pred_labels.items()}
         self.max_merge, self.max_nodes_per_span, self.max_nodes = max_merge, max_nodes_per_span, max_nodes
-        self.smatch_seed = smatch_seed
+        self.smatch_seed, self.force_align = smatch_seed, force_align
 
     # ------------------------------------------------------------ Grammar interface
 
@@ -119,7 +123,8 @@ class AmrTransitionSystem(Grammar):
         return self.run_oracle(example)[0]
 
     def run_oracle(self, example: Example) -> tuple[list[str], str]:
-        """The oracle's actions and how it went: ``"exact"``, ``"relabelled"`` (a PRED label was not allowed) or ``"fallback"``."""
+        """The oracle's actions and how it went: ``"exact"``, ``"relabelled"`` (a PRED label was not allowed, or
+        the graph had to be connected), ``"partial"`` (nodes left out: ``force_align`` is off) or ``"fallback"``."""
         graph = self.target(example)
         start = self.initial_state(example)
         try:
@@ -247,6 +252,9 @@ class _Oracle:
         self.at: dict[int, list[str]] = defaultdict(list)
         for node in self.gold.nodes:
             if node in self.token_of and node not in self.internal:
+                if node in self.alignment.forced and not system.force_align:
+                    self.status = "partial"
+                    continue
                 self.at[self.token_of[node]].append(node)
         self.dependents = defaultdict(list)
         for source, role, target in self.gold.edges:
@@ -347,6 +355,8 @@ class _Oracle:
         """Set the top and connect what is left if something went wrong, then CLOSE."""
         if self.state.top < 0:
             self.status = "relabelled" if self.status == "exact" else self.status
+            if not self.state.stack:
+                raise ValueError("no node to make the top")
             self.do(f"{LA}:{ROOT}")
         guard = 0
         while CLOSE not in self.state.allowed():
