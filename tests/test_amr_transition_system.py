@@ -222,3 +222,13 @@ def test_force_alignment_makes_unaligned_nodes_and_can_be_turned_off():
     assert status == "partial"
     graph = penman.decode(replay(without, ex).result())
     assert sorted(concept for _, _, concept in graph.instances()) == ["go-02", "you"]
+
+
+def test_runaway_decoding_is_bounded_by_node_and_edge_caps():
+    system = AmrTransitionSystem()
+    state = system.initial_state(Example(["x"], meta={"lemmas": ("x",)}))
+    for _ in range(system.node_limit(1)):
+        state = state.apply("COPY_LEMMA")
+    assert system.node_limit(1) == 7 and "COPY_LEMMA" not in state.allowed() and "DEPENDENT:mod:y" not in state.allowed()
+    state = state.apply("LA:ARG0").apply("LA:ARG1")
+    assert "LA:ARG2" not in state.allowed() and "RA:ARG2" in state.allowed()  # at most two edges s0 -> s1

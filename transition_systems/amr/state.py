@@ -37,6 +37,7 @@ SHIFT, REDUCE, MERGE, SWAP, CLOSE = "SHIFT", "REDUCE", "MERGE", "SWAP", "CLOSE"
 COPY_LEMMA, COPY_SENSE01 = "COPY_LEMMA", "COPY_SENSE01"
 PRED, ENTITY, DEPENDENT, LA, RA = "PRED", "ENTITY", "DEPENDENT", "LA", "RA"
 ROOT = "root"
+MAX_EDGES_BETWEEN = 2  # edges from one node to another
 ACTION_KINDS = (SHIFT, REDUCE, MERGE, PRED, COPY_LEMMA, COPY_SENSE01, ENTITY, DEPENDENT, LA, RA, SWAP, CLOSE)
 
 
@@ -45,7 +46,8 @@ class AmrAllowed:
     """What a state allows, as flags plus two sets; ``symbol in allowed`` checks a symbol.
 
     *preds* is the PRED labels allowed at the current span (``None``: any); *excluded* the arc
-    symbols that would duplicate an edge between ``s0`` and ``s1``.
+    symbols that would duplicate an edge between ``s0`` and ``s1``; *left* / *right* are false once
+    ``s0 -> s1`` / ``s1 -> s0`` has two edges (the most the Little Prince has between two nodes).
     """
 
     create: bool = False
@@ -57,6 +59,8 @@ class AmrAllowed:
     dependent: bool = False
     arcs: bool = False
     root: bool = False
+    left: bool = True
+    right: bool = True
     preds: frozenset[str] | None = None
     excluded: frozenset[str] = frozenset()
 
@@ -81,7 +85,7 @@ class AmrAllowed:
         if kind == LA and label == ROOT:
             return self.root
         if kind in (LA, RA):
-            return self.arcs and label != ROOT and symbol not in self.excluded
+            return self.arcs and (self.left if kind == LA else self.right) and label != ROOT and symbol not in self.excluded
         return False
 
 
@@ -121,27 +125,30 @@ class AmrState(State):
             return AmrAllowed()
         system, n = self.system, len(self.sentence.tokens)
         tokens_left = self.cursor < n
-        create = tokens_left and self.here < system.max_nodes_per_span and len(self.labels) < system.max_nodes
+        room = len(self.labels) < system.node_limit(n)
+        create = tokens_left and self.here < system.max_nodes_per_span and room
         merge = tokens_left and self.here == 0 and self.span_end < n and self.span_end - self.cursor < system.max_merge
         shift = tokens_left and (self.span_end < n or bool(self.labels))
         depth = len(self.stack)
         reduce = depth >= 2 and self._shares_component(self.stack[-1])
         arcs = depth >= 2
         excluded: frozenset[str] = frozenset()
+        left = right = True
         if arcs:
             s0, s1 = self.stack[-1], self.stack[-2]
-            excluded = frozenset(
-                f"{LA}:{role}" if source == s0 else f"{RA}:{role}"
-                for source, role, target in self.edges if (source, target) in ((s0, s1), (s1, s0))
-            )
+            between = [(f"{LA}:{role}" if source == s0 else f"{RA}:{role}") for source, role, target in self.edges
+                       if (source, target) in ((s0, s1), (s1, s0))]
+            excluded = frozenset(between)
+            left = sum(symbol.startswith(LA) for symbol in between) < MAX_EDGES_BETWEEN
+            right = sum(symbol.startswith(RA) for symbol in between) < MAX_EDGES_BETWEEN
         preds = None
         if create and system.pred_labels is not None:
             preds = system.pred_labels.get(self.sentence.key(self.cursor, self.span_end), system.open_labels)
         close = not tokens_left and bool(self.labels) and self.top >= 0 and self._connected()
         return AmrAllowed(
             create=create, merge=merge, shift=shift, reduce=reduce, swap=depth >= 3 and self.swaps < depth - 2, close=close,
-            dependent=depth >= 1 and len(self.labels) < system.max_nodes, arcs=arcs, root=depth >= 1 and self.top < 0,
-            preds=preds, excluded=excluded,
+            dependent=depth >= 1 and room, arcs=arcs, root=depth >= 1 and self.top < 0,
+            left=left, right=right, preds=preds, excluded=excluded,
         )
 
     def features(self) -> Mapping[str, Any]:

@@ -78,6 +78,8 @@ class AmrTransitionSystem(Grammar):
         max_merge: the longest span ``MERGE`` builds (tokens).
         max_nodes_per_span: how many nodes one span may make.
         max_nodes: how many nodes a graph may have (bounds a runaway decode).
+        max_nodes_per_token: and at most this many per token, plus 4 (the Little Prince has at
+            most 1.4; an ENTITY's name and strings count too).
         smatch_seed: the seed of Smatch's random restarts in ``toolkit oracle``.
         force_align: make the nodes no alignment rule reaches at a graph neighbour's token (the
             paper's trick). ``false`` leaves them out of the oracle (to measure what the trick is
@@ -93,6 +95,7 @@ class AmrTransitionSystem(Grammar):
         max_merge: int = 8,
         max_nodes_per_span: int = 24,
         max_nodes: int = 200,
+        max_nodes_per_token: float = 3.0,
         smatch_seed: int = 13,
         force_align: bool = True,
     ) -> None:
@@ -108,7 +111,12 @@ class AmrTransitionSystem(Grammar):
         if pred_labels is not None:
             self.pred_labels = {lemma: frozenset(labels) | self.open_labels for lemma, labels in pred_labels.items()}
         self.max_merge, self.max_nodes_per_span, self.max_nodes = max_merge, max_nodes_per_span, max_nodes
+        self.max_nodes_per_token = max_nodes_per_token
         self.smatch_seed, self.force_align = smatch_seed, force_align
+
+    def node_limit(self, tokens: int) -> int:
+        """The most nodes a graph of a *tokens*-token sentence may have."""
+        return min(self.max_nodes, int(self.max_nodes_per_token * tokens) + 4)
 
     # ------------------------------------------------------------ Grammar interface
 
