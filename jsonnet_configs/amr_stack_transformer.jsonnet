@@ -6,8 +6,10 @@
 // training graph (toolkit oracle: 1,274/1,274 exact round trips); PRED labels are restricted to those seen
 // with the span's lemma in training (grammar.fit records them as grammar.pred_labels in the run's config).
 //
-// Sized for a 2-core CPU, no pretrained embeddings: 3+3 layers of width 256 (about 39 actions per graph,
-// 49k training actions per epoch). A time budget for CPU runs (every row of a comparison gets the same one):
+// Sized for a 2-core CPU, no pretrained embeddings: 3+3 layers of width 256, 5.6M parameters (about 39 actions
+// per graph, 49k training actions per epoch). Early epochs validate slowly: a parser that has not learned to
+// CLOSE decodes up to max_steps (a 1-epoch smoke on 30 graphs took 45 s per epoch on 2 cores, most of it greedy
+// validation). A time budget for CPU runs (every row of a comparison gets the same one):
 //   toolkit train jsonnet_configs/amr_stack_transformer.jsonnet -s runs/amr_stack_buffer -o '{"trainer.max_minutes": 60}'
 // Ablation, same budget: the plain Transformer over the same actions (no stack/buffer heads):
 //     -o '{"model.decoder.stack_heads": [], "model.decoder.buffer_heads": []}'
@@ -43,7 +45,7 @@ local common = { input_dim: dim, num_layers: layers, num_heads: heads, ff_dim: 4
     tie_output_embeddings: true,
     label_smoothing: 0.1,
     source_token_dropout: 0.1,
-    search: { type: 'beam', beam_size: 5, max_steps: 500 },  // the longest training graph takes 347 actions
+    search: { type: 'beam', beam_size: 5, max_steps: 400 },  // the longest training graph takes 347 actions
   },
   metrics: [{ type: 'smatch', seed: 13 }],
   trainer: {
@@ -52,7 +54,7 @@ local common = { input_dim: dim, num_layers: layers, num_heads: heads, ff_dim: 4
     num_epochs: 60,
     patience: 8,
     validation_metric: '+smatch',
-    validation_search: { type: 'greedy', max_steps: 500 },
+    validation_search: { type: 'greedy', max_steps: 400 },
     num_checkpoints_to_average: 3,
     grad_norm: 1.0,
     max_tokens: 3072,  // source words + actions per batch
