@@ -65,7 +65,7 @@ class BeamSearch(Search):
             ]
             lengths = lengths[source] + (~final[source]).float()
             prefix = torch.cat([prefix[source], (chosen % vocab_size).view(-1, 1)], dim=1)
-            context = context.reorder(source)
+            context = context.reorder(source, same_sources=True)  # backpointers stay within a sentence's beams
         final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(batch_size, beam)
         penalty = ((5.0 + lengths.view(batch_size, beam)) / 6.0) ** self.length_penalty
         ranked = (scores / penalty).masked_fill(~final, float("-inf"))

@@ -16,8 +16,8 @@ from toolkit.registrable import Registrable
 
 
 class DecodingContext(Protocol):
-    def reorder(self, index: torch.Tensor) -> "DecodingContext":
-        """Keep the hypotheses at *index*, in that order."""
+    def reorder(self, index: torch.Tensor, same_sources: bool = False) -> "DecodingContext":
+        """Keep the hypotheses at *index*, in that order; *same_sources*: only among rows of one source."""
 
 
 class IncrementalModel(Protocol):

@@ -33,8 +33,10 @@ class EncoderDecoderContext:
     memory_mask: torch.Tensor  # (N, S)
     cache: DecoderCache | None
 
-    def reorder(self, index: torch.Tensor) -> "EncoderDecoderContext":
-        cache = None if self.cache is None else self.cache.reorder(index)
+    def reorder(self, index: torch.Tensor, same_sources: bool = False) -> "EncoderDecoderContext":
+        cache = None if self.cache is None else self.cache.reorder(index, same_sources)
+        if same_sources:
+            return EncoderDecoderContext(self.memory, self.memory_mask, cache)
         return EncoderDecoderContext(self.memory.index_select(0, index), self.memory_mask.index_select(0, index), cache)
 
 

@@ -28,12 +28,16 @@ class DecoderCache:
     step: int = 0
     extra: dict[str, torch.Tensor] = field(default_factory=dict)  # decoder-specific state, e.g. the last node's position
 
-    def reorder(self, index: torch.Tensor) -> "DecoderCache":
-        """Keep the hypotheses at *index* (N',), in that order (beam search's backpointers)."""
+    def reorder(self, index: torch.Tensor, same_sources: bool = False) -> "DecoderCache":
+        """Keep the hypotheses at *index* (N',), in that order (beam search's backpointers).
+
+        With *same_sources*, *index* only moves hypotheses among rows that encode the same source
+        (a sentence's beams), so the source-side tensors stay as they are instead of being copied.
+        """
         pick = lambda pair: None if pair is None else (pair[0].index_select(0, index), pair[1].index_select(0, index))  # noqa: E731
         return DecoderCache(
-            self.memory_mask.index_select(0, index),
-            [pick(kv) for kv in self.memory_keys_values],
+            self.memory_mask if same_sources else self.memory_mask.index_select(0, index),
+            self.memory_keys_values if same_sources else [pick(kv) for kv in self.memory_keys_values],
             [pick(kv) for kv in self.self_keys_values],
             self.step,
             {name: tensor.index_select(0, index) for name, tensor in self.extra.items()},
