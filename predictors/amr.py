@@ -24,13 +24,12 @@ import penman
 
 from predictors.predictor import Predictor
 from toolkit.archive import Archive
+from toolkit.data.dataset_readers.penman import lemmatize, spacy_tokenize
 from toolkit.data.example import Example
 from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.training.evaluation import predict
 from transition_systems.amr.graph import PLACEHOLDER
-from toolkit.data.dataset_readers.penman import lemmatize
-from toolkit.data.dataset_readers.penman import spacy_tokenize
 from transition_systems.amr.system import AmrTransitionSystem
 
 logger = logging.getLogger(__name__)

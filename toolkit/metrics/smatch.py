@@ -28,7 +28,7 @@ class _FixedRandom(random.Random):
         self.fixed = fixed
         super().__init__(fixed)
 
-    def seed(self, *args: Any, **kwargs: Any) -> None:  # noqa: ARG002 - smatch calls random.seed() unseeded
+    def seed(self, *args: Any, **kwargs: Any) -> None:  # smatch calls random.seed() unseeded
         super().seed(getattr(self, "fixed", 0))
 
 

@@ -35,14 +35,13 @@ PRONOUNS = {
 }
 NUMBER_WORDS = {
     word: str(value) for value, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-        "seventeen eighteen nineteen twenty".split())
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])
 }
 NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "hundred": "100", "thousand": "1000",
                      "million": "1000000", "billion": "1000000000", "once": "1", "twice": "2", "first": "1", "second": "2",
                      "third": "3", "fourth": "4", "fifth": "5", "sixth": "6", "half": "0.5", "a": "1", "an": "1", "single": "1"})
 MONTHS = {name: str(number) for number, name in enumerate(
-    "january february march april may june july august september october november december".split(), start=1)}
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"], start=1)}
 PREFIX = 4
 
 

@@ -21,15 +21,29 @@ from typing import Any
 
 import penman
 
+from toolkit.data.dataset_readers.penman import lemmatize
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.metric import Metric
 from transition_systems.amr.aligner import Alignment, align
 from transition_systems.amr.graph import GoldGraph, same_graph
-from toolkit.data.dataset_readers.penman import lemmatize
 from transition_systems.amr.state import (
-    CLOSE, COPY_LEMMA, COPY_SENSE01, DEPENDENT, ENTITY, LA, MERGE, PRED, RA, REDUCE, ROOT, SHIFT, SWAP, AmrState, Sentence,
+    CLOSE,
+    COPY_LEMMA,
+    COPY_SENSE01,
+    DEPENDENT,
+    ENTITY,
+    LA,
+    MERGE,
+    PRED,
+    RA,
+    REDUCE,
+    ROOT,
+    SHIFT,
+    SWAP,
+    AmrState,
+    Sentence,
 )
 
 logger = logging.getLogger(__name__)

@@ -64,7 +64,7 @@ def metadata(lines: list[str]) -> dict[str, str]:
     fields: dict[str, str] = {}
     for line in lines:
         text = line.lstrip("#").strip()
-        if text.startswith("::snt ") or text.startswith("::tok "):
+        if text.startswith(("::snt ", "::tok ")):
             fields[text[2:5]] = text[6:].strip()
             continue
         parts = re.split(r"(?:^|\s+)::(\S+)", text)
