@@ -45,6 +45,12 @@ def test_train_evaluate_predict(archive, data_env, monkeypatch, capsys, tmp_path
     assert metrics["examples"] == 10 and 0.0 <= metrics["logic_match"] <= 1.0
     # The archive's averaged weights are the ones training scored on the test set.
     assert metrics["logic_match"] == pytest.approx(final["test_logic_match"])
+    code, out, err = run(monkeypatch, capsys, "evaluate", archive, data_env["test"], "--metric", "exact_match", "--metric", "token_accuracy")
+    assert code == 0, err
+    both = json.loads(out)  # a second exact_match is named after its metric; a new score keeps its name
+    assert both["exact_match:exact_match"] == both["exact_match"] == metrics["exact_match"] and "logic_match" in both
+    code, _, err = run(monkeypatch, capsys, "evaluate", archive, data_env["test"], "--metric", "exact_mach")
+    assert code == 1 and "exact_match" in err and "Traceback" not in err
 
     inputs = tmp_path / "questions.txt"
     inputs.write_text('what state border s0\n\n{"question": "citi in s0"}\n{"question": 3}\nnot json {\n')

@@ -76,17 +76,31 @@ def train(config: str, serialization_dir: str, overrides: tuple[str, ...], recov
 @click.argument("archive", type=click.Path())
 @click.argument("data", type=click.Path())
 @click.option("--output-file", type=click.Path(dir_okay=False), default=None, help="Also write the metrics here.")
+@click.option("--metric", "extra_metrics", multiple=True, metavar="NAME",
+              help="Also score with this registered metric (repeatable), e.g. both smatch and exact_smatch.")
 @beam_option
 @device_option
 @include_option
-def evaluate(archive: str, data: str, output_file: str | None, beam_size: int | None, device: str, include: tuple[str, ...]) -> None:
-    """Score ARCHIVE on DATA; prints the metrics as one JSON object."""
-    from toolkit.training.evaluation import evaluate as evaluate_examples
+def evaluate(
+    archive: str, data: str, output_file: str | None, extra_metrics: tuple[str, ...], beam_size: int | None, device: str, include: tuple[str, ...]
+) -> None:
+    """Score ARCHIVE on DATA; prints the metrics as one JSON object.
+
+    The archive's metrics come first; each ``--metric NAME`` adds one more, decoded once for all.
+    A score whose name another metric already used is printed as ``NAME:score``.
+    """
+    from toolkit.metrics.metric import Metric
+    from toolkit.training.evaluation import predict, score
 
     _setup(include)
     loaded = _load(archive, device)
+    extras = [(name, Metric.by_name(name)()) for name in extra_metrics]
     examples = loaded.dataset_reader.read(data)
-    metrics = evaluate_examples(loaded.model, examples, loaded.metrics, search=_search(beam_size))
+    predictions = predict(loaded.model, examples, search=_search(beam_size))
+    metrics = score(predictions, examples, loaded.metrics)
+    for name, metric in extras:
+        for key, value in score(predictions, examples, [metric]).items():
+            metrics[f"{name}:{key}" if key in metrics else key] = value
     text = json.dumps({"examples": len(examples), **metrics})
     click.echo(text)
     if output_file:

@@ -28,7 +28,11 @@ def predict(model: Model, examples: Sequence[Example], max_tokens: int = 8192, s
 
 def evaluate(model: Model, examples: Sequence[Example], metrics: Sequence[Metric], max_tokens: int = 8192, search=None) -> dict[str, float]:
     """Decode *examples* and score the predictions against their targets with every metric."""
-    predictions = predict(model, examples, max_tokens, search)
+    return score(predict(model, examples, max_tokens, search), examples, metrics)
+
+
+def score(predictions: Sequence[Any], examples: Sequence[Example], metrics: Sequence[Metric]) -> dict[str, float]:
+    """Every metric's scores of *predictions* against the targets of *examples* (one dict, in metric order)."""
     results: dict[str, float] = {}
     for metric in metrics:
         metric.reset()
