@@ -39,3 +39,18 @@ def run(monkeypatch, capsys, *args):
         code = exit.code or 0
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def train_archive(config: Path, directory: Path, train: Path, test: Path, *overrides: str) -> Path:
+    """`toolkit train CONFIG` in-process with TRAIN and TEST set (for module-scoped fixtures); the archive's path."""
+    from toolkit.cli import main
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TRAIN", str(train))
+        patch.setenv("TEST", str(test))
+        patch.setattr(sys, "argv", ["toolkit", "train", str(config), "-s", str(directory), "-f", *overrides])
+        try:
+            main()
+        except SystemExit as exit:
+            assert not exit.code, "training failed: see the captured output"
+    return directory / "model.tar.gz"

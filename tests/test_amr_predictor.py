@@ -4,14 +4,12 @@ written must be read back by `penman.decode`."""
 
 import json
 import logging
-import sys
 
 import penman
 import pytest
 
-from tests.conftest import FIXTURES, data_root, run
+from tests.conftest import FIXTURES, data_root, run, train_archive
 from toolkit.archive import load_archive
-from toolkit.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -31,16 +29,7 @@ def little_prince(tmp_path_factory):
 @pytest.fixture(scope="module")
 def archive(little_prince, tmp_path_factory):
     directory = tmp_path_factory.mktemp("run")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TRAIN", str(little_prince["train"]))
-        patch.setenv("TEST", str(little_prince["test"]))
-        patch.setattr(logging.getLogger(), "level", logging.INFO)
-        patch.setattr(sys, "argv", ["toolkit", "train", str(FIXTURES / "tiny_amr.jsonnet"), "-s", str(directory), "-f"])
-        try:
-            main()
-        except SystemExit as exit:
-            assert not exit.code, "training failed: see the captured output"
-    return directory / "model.tar.gz"
+    return train_archive(FIXTURES / "tiny_amr.jsonnet", directory, little_prince["train"], little_prince["test"])
 
 
 def test_training_records_the_pred_labels_and_evaluates_smatch(archive, little_prince, monkeypatch, capsys):

@@ -3,7 +3,6 @@ SHIFT, non-projective trees skipped), then `toolkit evaluate` and `toolkit predi
 on plain text and CoNLL-U, bad sentences included."""
 
 import json
-import logging
 import sys
 import tarfile
 from collections import Counter
@@ -12,9 +11,8 @@ import conllu
 import pytest
 
 from predictors.dependency import DependencyPredictor, make_tokenizer
-from tests.conftest import FIXTURES, data_root, run
+from tests.conftest import FIXTURES, data_root, run, train_archive
 from toolkit.archive import Archive
-from toolkit.cli import main
 from toolkit.data.vocabulary import Vocabulary
 from toolkit.errors import ConfigurationError
 from toolkit.grammars import SequenceGrammar
@@ -50,16 +48,7 @@ def ewt(tmp_path_factory):
 @pytest.fixture(scope="module")
 def archive(ewt, tmp_path_factory):
     directory = tmp_path_factory.mktemp("run")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TRAIN", str(ewt["train"]))
-        patch.setenv("TEST", str(ewt["test"]))
-        patch.setattr(logging.getLogger(), "level", logging.INFO)  # for out.log, whatever pytest's log level
-        patch.setattr(sys, "argv", ["toolkit", "train", str(FIXTURES / "tiny_dependency.jsonnet"), "-s", str(directory), "-f", "-o", json.dumps(OVERRIDES)])
-        try:
-            main()
-        except SystemExit as exit:
-            assert not exit.code, "training failed: see the captured output"
-    return directory / "model.tar.gz"
+    return train_archive(FIXTURES / "tiny_dependency.jsonnet", directory, ewt["train"], ewt["test"], "-o", json.dumps(OVERRIDES))
 
 
 def test_training_records_the_labeled_shift_words_and_the_skipped_trees(archive, ewt, monkeypatch, capsys):
