@@ -144,5 +144,8 @@ class AmrPredictor(Predictor):
             raise DataError(item.error.split(": ", 1)[-1])
         return Example(item.tokens, meta={"snt": item.text, "lemmas": lemmatize(tuple(item.tokens))})
 
+    def tokens_to_example(self, tokens: list[str]) -> Example:
+        return Example(list(tokens), meta={"lemmas": lemmatize(tuple(tokens))})
+
     def to_json(self, example: Example, prediction: Any) -> dict[str, Any]:
         return {"snt": example.meta.get("snt", " ".join(example.tokens)), "tokens": example.tokens, "graph": readable(prediction)}

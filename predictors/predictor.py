@@ -56,6 +56,15 @@ class Predictor(Registrable):
     def predict(self, text: str) -> dict[str, Any]:
         return self.predict_batch([text])[0]
 
+    def tokens_to_example(self, tokens: list[str]) -> Example:
+        """An example of words someone else tokenised (spaCy's, in the ``toolkit_parser`` component)."""
+        return Example(list(tokens))
+
+    def predict_tokens(self, sentences: list[list[str]]) -> list[Any]:
+        """The model's own results (trees, graphs, logical forms) for pre-tokenised *sentences*, in order."""
+        examples = [self.tokens_to_example(tokens) for tokens in sentences]
+        return predict(self.model, examples, self.max_tokens, self.search) if examples else []
+
     def predict_lines(self, lines: Iterable[str], batch_size: int = 64) -> Iterator[str]:
         """JSON lines for *lines*, decoded *batch_size* at a time so long inputs stream."""
         chunk: list[str] = []

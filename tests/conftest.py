@@ -54,3 +54,56 @@ def train_archive(config: Path, directory: Path, train: Path, test: Path, *overr
         except SystemExit as exit:
             assert not exit.code, "training failed: see the captured output"
     return directory / "model.tar.gz"
+
+
+# ------------------------------------------------------------------ real archives, trained once per session
+
+
+def _blocks_slice(factory, name: str, source: Path, keep=lambda block: True) -> dict[str, Path]:
+    """The first 40 blocks of *source* as train data and the next 10 as test data."""
+    if not source.exists():
+        pytest.skip(f"{name} not found at {source}")
+    blocks = [block for block in source.read_text(encoding="utf-8").split("\n\n") if keep(block)]
+    directory = factory.mktemp(name)
+    paths = {"train": directory / f"train{source.suffix}", "test": directory / f"test{source.suffix}"}
+    paths["train"].write_text("\n\n".join(blocks[:40]) + "\n\n", encoding="utf-8")
+    paths["test"].write_text("\n\n".join(blocks[40:50]) + "\n\n", encoding="utf-8")
+    return paths
+
+
+@pytest.fixture(scope="session")
+def ewt(tmp_path_factory) -> dict[str, Path]:
+    """40 training and 10 test sentences of EWT dev (2 of the 40 are non-projective)."""
+    return _blocks_slice(tmp_path_factory, "ewt", data_root() / "ud-english-ewt" / "en_ewt-ud-dev.conllu")
+
+
+@pytest.fixture(scope="session")
+def little_prince(tmp_path_factory) -> dict[str, Path]:
+    """40 training and 10 test graphs from the start of The Little Prince's training split."""
+    source = data_root() / "amr-little-prince" / "amr-bank-struct-v3.0-train.txt"
+    return _blocks_slice(tmp_path_factory, "lpp", source, keep=lambda block: "# ::snt" in block)
+
+
+DEPENDENCY_OVERRIDES = {
+    "model.decoder.type": "stack_transformer",
+    "model.decoder.num_heads": 2,
+    "grammar": {"non_projective": "skip", "labeled_shift_words": 20},
+    "trainer.num_epochs": 1,
+    "trainer.num_checkpoints_to_average": 1,
+}
+
+
+@pytest.fixture(scope="session")
+def dependency_archive(ewt, tmp_path_factory) -> Path:
+    """A seconds-sized Stack-Transformer (labeled SHIFT, non-projective trees skipped) on the EWT slice."""
+    import json
+
+    directory = tmp_path_factory.mktemp("dependency_run")
+    return train_archive(FIXTURES / "tiny_dependency.jsonnet", directory, ewt["train"], ewt["test"], "-o", json.dumps(DEPENDENCY_OVERRIDES))
+
+
+@pytest.fixture(scope="session")
+def amr_archive(little_prince, tmp_path_factory) -> Path:
+    """A seconds-sized AMR Stack-Transformer on the Little Prince slice."""
+    directory = tmp_path_factory.mktemp("amr_run")
+    return train_archive(FIXTURES / "tiny_amr.jsonnet", directory, little_prince["train"], little_prince["test"])

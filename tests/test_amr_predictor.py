@@ -6,45 +6,24 @@ import json
 import logging
 
 import penman
-import pytest
 
-from tests.conftest import FIXTURES, data_root, run, train_archive
+from tests.conftest import run
 from toolkit.archive import load_archive
 
 
-@pytest.fixture(scope="module")
-def little_prince(tmp_path_factory):
-    """40 training and 10 test graphs from the start of the training split."""
-    source = data_root() / "amr-little-prince" / "amr-bank-struct-v3.0-train.txt"
-    if not source.exists():
-        pytest.skip(f"The Little Prince AMR data not found at {source}")
-    blocks = [block for block in source.read_text(encoding="utf-8").split("\n\n") if "# ::snt" in block]
-    directory = tmp_path_factory.mktemp("lpp")
-    paths = {"train": directory / "train.txt", "test": directory / "test.txt"}
-    paths["train"].write_text("\n\n".join(blocks[:40]) + "\n\n", encoding="utf-8")
-    paths["test"].write_text("\n\n".join(blocks[40:50]) + "\n\n", encoding="utf-8")
-    return paths
-
-
-@pytest.fixture(scope="module")
-def archive(little_prince, tmp_path_factory):
-    directory = tmp_path_factory.mktemp("run")
-    return train_archive(FIXTURES / "tiny_amr.jsonnet", directory, little_prince["train"], little_prince["test"])
-
-
-def test_training_records_the_pred_labels_and_evaluates_smatch(archive, little_prince, monkeypatch, capsys):
+def test_training_records_the_pred_labels_and_evaluates_smatch(amr_archive, little_prince, monkeypatch, capsys):
     import tarfile
 
-    with tarfile.open(archive) as tar:
+    with tarfile.open(amr_archive) as tar:
         config = json.load(tar.extractfile("config.json"))
     assert config["grammar"]["type"] == "amr" and config["grammar"]["pred_labels"] and "open_labels" in config["grammar"]
-    code, out, err = run(monkeypatch, capsys, "evaluate", archive, little_prince["test"])
+    code, out, err = run(monkeypatch, capsys, "evaluate", amr_archive, little_prince["test"])
     assert code == 0, err
     metrics = json.loads(out)
     assert 0.0 <= metrics["smatch"] <= 1.0
 
 
-def test_predict_writes_one_readable_graph_per_line_in_order(archive, tmp_path, monkeypatch, capsys, caplog):
+def test_predict_writes_one_readable_graph_per_line_in_order(amr_archive, tmp_path, monkeypatch, capsys, caplog):
     lines = [
         "The little prince looked at the stars.",
         "",
@@ -58,7 +37,7 @@ def test_predict_writes_one_readable_graph_per_line_in_order(archive, tmp_path, 
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
     output = tmp_path / "out.amr"
     with caplog.at_level(logging.WARNING):
-        code, _, err = run(monkeypatch, capsys, "predict", archive, source, "--predictor", "amr", "-o", output)
+        code, _, err = run(monkeypatch, capsys, "predict", amr_archive, source, "--predictor", "amr", "-o", output)
     assert code == 0, err
     text = output.read_text(encoding="utf-8")
     graphs = penman.loads(text)
@@ -79,10 +58,10 @@ def test_predict_writes_one_readable_graph_per_line_in_order(archive, tmp_path, 
     assert sum("amr-empty" not in record.getMessage() and str(source) in record.getMessage() for record in caplog.records) >= 3
 
 
-def test_json_interface_and_the_oracle_replays_read_back(archive, little_prince):
+def test_json_interface_and_the_oracle_replays_read_back(amr_archive, little_prince):
     from predictors import Predictor
 
-    predictor = Predictor.by_name("amr")(load_archive(archive))
+    predictor = Predictor.by_name("amr")(load_archive(amr_archive))
     outputs = predictor.predict_batch(["The rose was proud .", "   "])
     assert penman.decode(outputs[0]["graph"]).instances() and outputs[0]["tokens"] == ["The", "rose", "was", "proud", "."]
     assert "error" in outputs[1]

@@ -11,7 +11,7 @@ import conllu
 import pytest
 
 from predictors.dependency import DependencyPredictor, make_tokenizer
-from tests.conftest import FIXTURES, data_root, run, train_archive
+from tests.conftest import run
 from toolkit.archive import Archive
 from toolkit.data.vocabulary import Vocabulary
 from toolkit.errors import ConfigurationError
@@ -20,46 +20,15 @@ from toolkit.models import EncoderDecoder
 from toolkit.modules.decoders import TransformerDecoder
 from toolkit.modules.encoders import TransformerEncoder
 
-OVERRIDES = {
-    "model.decoder.type": "stack_transformer",
-    "model.decoder.num_heads": 2,
-    "grammar": {"non_projective": "skip", "labeled_shift_words": 20},
-    "trainer.num_epochs": 1,
-    "trainer.num_checkpoints_to_average": 1,
-}
-
-
-
-
-@pytest.fixture(scope="module")
-def ewt(tmp_path_factory):
-    """40 training and 10 test sentences of EWT dev (2 of the 40 are non-projective)."""
-    source = data_root() / "ud-english-ewt" / "en_ewt-ud-dev.conllu"
-    if not source.exists():
-        pytest.skip(f"UD English-EWT not found at {source}")
-    sentences = source.read_text(encoding="utf-8").split("\n\n")
-    directory = tmp_path_factory.mktemp("ewt")
-    paths = {"train": directory / "train.conllu", "test": directory / "test.conllu"}
-    paths["train"].write_text("\n\n".join(sentences[:40]) + "\n\n", encoding="utf-8")
-    paths["test"].write_text("\n\n".join(sentences[40:50]) + "\n\n", encoding="utf-8")
-    return paths
-
-
-@pytest.fixture(scope="module")
-def archive(ewt, tmp_path_factory):
-    directory = tmp_path_factory.mktemp("run")
-    return train_archive(FIXTURES / "tiny_dependency.jsonnet", directory, ewt["train"], ewt["test"], "-o", json.dumps(OVERRIDES))
-
-
-def test_training_records_the_labeled_shift_words_and_the_skipped_trees(archive, ewt, monkeypatch, capsys):
-    with tarfile.open(archive) as tar:
+def test_training_records_the_labeled_shift_words_and_the_skipped_trees(dependency_archive, ewt, monkeypatch, capsys):
+    with tarfile.open(dependency_archive) as tar:
         config = json.load(tar.extractfile("config.json"))
         symbols = tar.extractfile("vocabulary/symbols.txt").read().decode("utf-8").split("\n")
     assert len(config["grammar"]["shift_words"]) == 20 and config["model"]["decoder"]["type"] == "stack_transformer"
     assert sum(symbol.startswith("SHIFT:") for symbol in symbols) == 20
-    log = (archive.parent / "out.log").read_text()
+    log = (dependency_archive.parent / "out.log").read_text()
     assert "left out 2 of 40 training examples that the grammar skips" in log
-    code, out, err = run(monkeypatch, capsys, "evaluate", archive, ewt["test"])
+    code, out, err = run(monkeypatch, capsys, "evaluate", dependency_archive, ewt["test"])
     assert code == 0, err
     metrics = json.loads(out)
     assert metrics["examples"] == 10 and 0.0 <= metrics["las"] <= metrics["uas"] <= 1.0
@@ -70,11 +39,11 @@ def check_tree(sentence):
     assert heads.count(0) == 1 and all(0 <= head <= len(heads) for head in heads)
 
 
-def test_predict_plain_text(archive, tmp_path, monkeypatch, capsys, caplog):
+def test_predict_plain_text(dependency_archive, tmp_path, monkeypatch, capsys, caplog):
     text = tmp_path / "sentences.txt"
     lines = ["The cat sat on the mat .", "", " ".join(["word"] * 300), "Birds sing ."]
     text.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    code, out, err = run(monkeypatch, capsys, "predict", archive, text, "--predictor", "dependency")
+    code, out, err = run(monkeypatch, capsys, "predict", dependency_archive, text, "--predictor", "dependency")
     assert code == 0, err
     sentences = conllu.parse(out)
     assert len(sentences) == 4  # one per input line, in order
@@ -88,7 +57,7 @@ def test_predict_plain_text(archive, tmp_path, monkeypatch, capsys, caplog):
     assert f"{text}:3: a sentence of 300 words" in caplog.text  # also logged
 
 
-def test_predict_conllu_with_bad_sentences(archive, ewt, tmp_path, monkeypatch, capsys):
+def test_predict_conllu_with_bad_sentences(dependency_archive, ewt, tmp_path, monkeypatch, capsys):
     blocks = ewt["test"].read_text(encoding="utf-8").strip().split("\n\n")
     lines = blocks[2].split("\n")
     bad_line = next(i for i, line in enumerate(lines) if line.startswith("3\t"))
@@ -99,7 +68,7 @@ def test_predict_conllu_with_bad_sentences(archive, ewt, tmp_path, monkeypatch, 
     path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
     line_of_bad = sum(block.count("\n") + 2 for block in blocks[:2]) + bad_line + 1
 
-    code, out, err = run(monkeypatch, capsys, "predict", archive, path, "--predictor", "dependency", "--beam-size", "2", "--batch-size", "3")
+    code, out, err = run(monkeypatch, capsys, "predict", dependency_archive, path, "--predictor", "dependency", "--beam-size", "2", "--batch-size", "3")
     assert code == 0, err
     predicted, given = conllu.parse(out), conllu.parse("\n\n".join(blocks) + "\n\n")
     assert len(predicted) == len(given) == 11
@@ -116,11 +85,11 @@ def test_predict_conllu_with_bad_sentences(archive, ewt, tmp_path, monkeypatch, 
             check_tree(out_sentence)
 
 
-def test_plain_text_is_tokenised_by_spacy_when_installed(archive, tmp_path, monkeypatch, capsys):
+def test_plain_text_is_tokenised_by_spacy_when_installed(dependency_archive, tmp_path, monkeypatch, capsys):
     pytest.importorskip("spacy", reason='spaCy is not installed (pip install "spacy>=3.8,<3.9")')
     text = tmp_path / "sentence.txt"
     text.write_text("I don't know, really.\n", encoding="utf-8")
-    code, out, err = run(monkeypatch, capsys, "predict", archive, text, "--predictor", "dependency")
+    code, out, err = run(monkeypatch, capsys, "predict", dependency_archive, text, "--predictor", "dependency")
     assert code == 0, err
     (sentence,) = conllu.parse(out)
     assert [t["form"] for t in sentence] == ["I", "do", "n't", "know", ",", "really", "."]

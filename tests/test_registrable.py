@@ -111,7 +111,7 @@ class TestUnknownNames:
         assert str(info.value) == (
             "'transfromer' is not a registered RegTestEncoder; did you mean 'transformer'? "
             "Available: rnn, tiny_transformer, transformer. "
-            "Plugins are loaded with --include-package PACKAGE."
+            "Other packages are loaded with --include-package PACKAGE."
         )
 
     def test_no_did_you_mean_without_a_close_name(self):

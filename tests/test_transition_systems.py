@@ -258,7 +258,7 @@ def assert_allowed_matches_apply(state):
     """Every enumerated symbol the state allows is applied without error; every other one is rejected."""
     allowed = state.allowed()
     offered = set(allowed.expand(LABELS + ["root"]))
-    for symbol in ["SHIFT", "SWAP"] + [f"{kind}:{label}" for kind in ("LEFT-ARC", "RIGHT-ARC") for label in LABELS + ["root"]]:
+    for symbol in ["SHIFT", "SWAP", "REDUCE"] + [f"{kind}:{label}" for kind in ("LEFT-ARC", "RIGHT-ARC") for label in LABELS + ["root"]]:
         if symbol in offered:
             state.apply(symbol)
         else:

@@ -80,7 +80,7 @@ def test_reader_errors_name_file_and_line(tmp_path):
     with pytest.raises(DataError, match=rf"{tmp_path}/train\.de:3: train\.de has a line 3, but {tmp_path}/train\.en ends before it"):
         reader.read(prefix)
     prefix = write_pair(tmp_path, "eins\n", "one\ntwo\n", "short")
-    with pytest.raises(DataError, match=rf"short\.en:2: short\.en has a line 2, but .*short\.de ends before it"):
+    with pytest.raises(DataError, match=r"short\.en:2: short\.en has a line 2, but .*short\.de ends before it"):
         reader.read(prefix)
     prefix = write_pair(tmp_path, "eins\n  \n", "one\ntwo\n", "hole")
     with pytest.raises(DataError, match=rf"{tmp_path}/hole\.de:2: an empty sentence"):

@@ -1,1 +1,50 @@
-"""A toolkit of grammar-driven neural parsers built from jsonnet configs."""
+"""A toolkit of grammar-driven neural parsers built from jsonnet configs.
+
+The Python API is one function::
+
+    from toolkit import load_predictor
+
+    parser = load_predictor("runs/geo_transformer/model.tar.gz")
+    parser.predict("what is the capital of texas ?")        # {"question": ..., "logical_form": ...}
+    parser.predict_batch(["...", "..."])                     # one dict per input, in order
+
+Importing ``toolkit`` itself stays cheap (no torch): the work happens when the function runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from predictors.predictor import Predictor
+
+__all__ = ["load_predictor"]
+
+
+def load_predictor(
+    archive: str | Path,
+    predictor: str | None = None,
+    *,
+    device: str = "auto",
+    beam_size: int | None = None,
+    include_package: Sequence[str] = (),
+) -> Predictor:
+    """The predictor of a ``model.tar.gz`` (or a training directory), ready for ``predict(text)``.
+
+    *predictor* defaults to the one the archive's grammar names (``dependency`` for a transition
+    system, ``amr``, ``tagger``, else ``semantic_parser``); *beam_size* replaces the model's own
+    search with a beam of that size; *include_package* imports plugin packages first, as
+    ``--include-package`` does (archives import the plugins they record by themselves).
+    """
+    from predictors.predictor import Predictor
+    from toolkit.archive import load_archive
+    from toolkit.decoding import BeamSearch
+    from toolkit.plugins import import_plugins
+    from toolkit.training.device import resolve_device
+
+    import_plugins(tuple(include_package))
+    loaded = load_archive(archive, resolve_device(device))
+    name = predictor or loaded.model.grammar.default_predictor
+    return Predictor.by_name(name)(loaded, search=BeamSearch(beam_size=beam_size) if beam_size else None)

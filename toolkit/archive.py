@@ -1,7 +1,9 @@
-"""Model archives: ``model.tar.gz`` with ``config.json``, ``vocabulary/``, ``weights.safetensors``, ``metrics.json``.
+"""Model archives: ``model.tar.gz`` with ``config.json``, ``vocabulary/``, ``weights.safetensors``, ``metrics.json``
+and ``plugins.json``.
 
 Nothing in an archive is ever unpickled: the config and vocabulary are text, the weights are
-safetensors. Loading rebuilds the model from the config exactly as training did.
+safetensors. Loading imports the plugin packages the config names (:mod:`toolkit.plugins`) and
+rebuilds the model from the config exactly as training did.
 """
 
 import io
@@ -22,6 +24,7 @@ from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
 from toolkit.params import Params
+from toolkit.plugins import PLUGINS_NAME, require_plugins
 from toolkit.training.checkpointer import load_weights, save_weights
 
 CONFIG_NAME = "config.json"
@@ -43,15 +46,16 @@ class Archive:
 
 
 def write_archive(serialization_dir: str | Path, model: Model) -> Path:
-    """Save *model*'s weights next to the config and vocabulary, and pack the four into ``model.tar.gz``."""
+    """Save *model*'s weights next to the config and vocabulary, and pack them into ``model.tar.gz``."""
     directory = Path(serialization_dir)
     save_weights(model, directory / WEIGHTS_NAME)
     if not (directory / METRICS_NAME).exists():
         (directory / METRICS_NAME).write_text("{}")
     archive = directory / ARCHIVE_NAME
     with tarfile.open(archive, "w:gz") as tar:
-        for name in (CONFIG_NAME, VOCABULARY_DIR, WEIGHTS_NAME, METRICS_NAME):
-            tar.add(directory / name, arcname=name)
+        for name in (CONFIG_NAME, VOCABULARY_DIR, WEIGHTS_NAME, METRICS_NAME, PLUGINS_NAME):
+            if name != PLUGINS_NAME or (directory / name).exists():  # older runs have no plugins.json
+                tar.add(directory / name, arcname=name)
     return archive
 
 
@@ -70,6 +74,7 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
             training_metrics = json.loads((directory / METRICS_NAME).read_text()) if (directory / METRICS_NAME).exists() else {}
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
             raise ArchiveError(f"{path}: corrupt {CONFIG_NAME} or {METRICS_NAME}: {error}") from None
+        require_plugins(directory, path)
         params = Params(config)
         vocab = Vocabulary.load(directory / VOCABULARY_DIR)
         try:

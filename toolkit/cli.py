@@ -110,7 +110,7 @@ def evaluate(
 @cli.command()
 @click.argument("archive", type=click.Path())
 @click.argument("input_file", metavar="INPUT", type=click.Path(allow_dash=True))
-@click.option("--predictor", default=None, help="Predictor name (see `toolkit list Predictor`); default: semantic_parser.")
+@click.option("--predictor", default=None, help="Predictor name (see `toolkit list Predictor`); default: the one the archive's grammar names.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False), default=None, help="Write the output here instead of stdout.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
 @beam_option
@@ -121,11 +121,9 @@ def predict(archive: str, input_file: str, predictor: str | None, output_file: s
 
     ``--predictor dependency`` reads plain text or CoNLL-U and writes one CoNLL-U sentence per input sentence.
     """
-    from predictors import Predictor
+    from toolkit import load_predictor
 
-    _setup(include)
-    predictor_class = Predictor.by_name(predictor or "semantic_parser")
-    runner = predictor_class(_load(archive, device), search=_search(beam_size))
+    runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include)
     if input_file != "-" and not Path(input_file).is_file():
         raise ToolkitError(f"input file not found: {input_file}")
     source = sys.stdin if input_file == "-" else open(input_file, encoding="utf-8-sig", errors="replace")
@@ -167,10 +165,12 @@ def oracle(config: str, data: str, overrides: tuple[str, ...], include: tuple[st
 @click.argument("base", required=False)
 @include_option
 def list_components(base: str | None, include: tuple[str, ...]) -> None:
-    """List registered names per base class (or for BASE only)."""
+    """List registered names per base class (or for BASE only), each with the package that provides it."""
+    from toolkit.plugins import load_entry_point_plugins, origin
     from toolkit.registrable import registered_bases
 
     _setup(include)
+    load_entry_point_plugins()
     bases = registered_bases()
     if base is not None:
         matches = {cls: names for cls, names in bases.items() if cls.__name__.lower() == base.lower()}
@@ -181,7 +181,7 @@ def list_components(base: str | None, include: tuple[str, ...]) -> None:
         click.echo(f"{cls.__name__} ({cls.__module__})")
         for name, implementation in sorted(names.items()):
             default = " (default)" if name == getattr(cls, "default_implementation", None) else ""
-            click.echo(f"  {name}{default}: {implementation.__module__}.{implementation.__qualname__}")
+            click.echo(f"  {name}{default}: {implementation.__module__}.{implementation.__qualname__} [{origin(implementation)}]")
 
 
 def one_line(message: str) -> str:

@@ -1,13 +1,36 @@
-"""Importing outside packages that register components: ``--include-package`` and entry points."""
+"""Outside packages that register components: entry points, ``--include-package``, and archives' records.
+
+A plugin is a package whose import registers components (a grammar, an encoder, a reader...).
+Installed plugins declare themselves in ``setup.cfg``::
+
+    [options.entry_points]
+    toolkit.plugins =
+        my_plugin = my_plugin
+
+They are imported lazily: only when a config (or ``toolkit list``) asks for a name that nothing
+registered yet, so ``toolkit --help`` and every run on built-in names never pay for them.
+``--include-package PKG`` imports a package eagerly, installed or not.
+
+An archive remembers the plugin packages its components come from (``plugins.json``: package,
+the distribution that installs it, and its version); loading imports them, or says in one line which
+one to install, instead of failing later on an unregistered name.
+"""
+
+from __future__ import annotations
 
 import importlib
+import json
 import logging
-from importlib.metadata import entry_points
-
-from toolkit.errors import ConfigurationError
+from collections.abc import Iterable
+from functools import cache
+from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions, version
+from pathlib import Path
+from toolkit.errors import ArchiveError, ConfigurationError
 
 logger = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "toolkit.plugins"
+BUILTIN_PACKAGES = ("toolkit", "tree_codecs", "transition_systems", "predictors")
+PLUGINS_NAME = "plugins.json"
 
 
 def import_builtin_components() -> None:
@@ -25,12 +48,91 @@ def include_package(name: str) -> None:
 
 
 def import_plugins(include: tuple[str, ...] = ()) -> None:
-    """Import the packages named with ``--include-package`` and those declaring the ``toolkit.plugins`` entry point."""
+    """The built-in components and the packages named with ``--include-package`` (entry points wait until needed)."""
     import_builtin_components()
     for name in include:
         include_package(name)
+
+
+@cache
+def load_entry_point_plugins() -> bool:
+    """Import every package declaring the ``toolkit.plugins`` entry point, once; whether there was any.
+
+    Called by the registry when a name is not registered, and by ``toolkit list``.
+    """
+    found = False
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        found = True
         try:
             entry_point.load()
         except Exception as error:  # a broken plugin must not break the toolkit
-            logger.warning("plugin %s could not be loaded: %s", entry_point.value, error)
+            logger.warning("plugin %s (entry point %s) could not be loaded: %s", entry_point.value, entry_point.name, error)
+    return found
+
+
+# ------------------------------------------------------------ where a component comes from
+
+
+def top_package(cls: type) -> str:
+    return cls.__module__.partition(".")[0]
+
+
+@cache
+def distribution_of(package: str) -> tuple[str, str] | None:
+    """The (distribution, version) that installs top-level *package*, or ``None`` if none does (a path import)."""
+    for name in packages_distributions().get(package, ()):
+        try:
+            return name, version(name)
+        except PackageNotFoundError:
+            continue
+    return None
+
+
+def origin(cls: type) -> str:
+    """``parsing-toolkit 0.1.0``, ``toolkit-example-plugin 0.1.0``, or the bare package name when no distribution installs it."""
+    package = top_package(cls)
+    distribution = distribution_of(package)
+    return f"{distribution[0]} {distribution[1]}" if distribution else package
+
+
+# ------------------------------------------------------------ archives' records
+
+
+def plugin_records(classes: Iterable[type]) -> list[dict[str, str | None]]:
+    """The plugin packages (not the toolkit's own) that *classes* come from, with their distributions and versions."""
+    records = []
+    for package in sorted({top_package(cls) for cls in classes} - set(BUILTIN_PACKAGES)):
+        distribution = distribution_of(package)
+        records.append({"package": package, "distribution": distribution and distribution[0], "version": distribution and distribution[1]})
+    return records
+
+
+def write_plugins(directory: Path, classes: Iterable[type]) -> None:
+    """``plugins.json``: what :func:`require_plugins` imports before an archive of these components loads."""
+    (directory / PLUGINS_NAME).write_text(json.dumps(plugin_records(classes), indent=2) + "\n")
+
+
+def require_plugins(directory: Path, archive: Path) -> None:
+    """Import the plugin packages an archive recorded; one line naming the package if one is missing."""
+    path = directory / PLUGINS_NAME
+    if not path.exists():
+        return
+    try:
+        records = json.loads(path.read_text())
+        records = [(record["package"], record.get("distribution"), record.get("version")) for record in records]
+    except (json.JSONDecodeError, UnicodeDecodeError, TypeError, KeyError) as error:
+        raise ArchiveError(f"{archive}: corrupt {PLUGINS_NAME}: {error}") from None
+    for package, distribution, wanted in records:
+        try:
+            importlib.import_module(package)
+        except ModuleNotFoundError as error:
+            if error.name != package:
+                raise  # the plugin is there but one of its own imports is missing: a real bug, shown as one
+            install = f"pip install {distribution}=={wanted}" if distribution else f"put {package} on PYTHONPATH or pip install it"
+            raise ArchiveError(
+                f"{archive} needs the plugin package '{package}'"
+                f"{f' ({distribution} {wanted})' if distribution else ''}, which is not installed: {install}"
+            ) from None
+        installed = distribution_of(package)
+        if distribution and installed and installed[1] != wanted:
+            logger.warning("%s was trained with %s %s; %s is installed", archive, distribution, wanted, " ".join(installed))

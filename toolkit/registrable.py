@@ -10,7 +10,8 @@ name with the base's decorator, and ``from_params`` picks one by the config's ``
 
 Each class on which ``register`` is called owns a registry; any other class uses the registry
 of its nearest ancestor that owns one. A ``"type"`` may also be a dotted path
-(``my_plugin.encoders.MyEncoder``), which is imported on demand.
+(``my_plugin.encoders.MyEncoder``), which is imported on demand. A name nothing registered
+makes the installed plugins load (:mod:`toolkit.plugins`) before it counts as unknown.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, ClassVar, TypeVar
 
 from toolkit.errors import ConfigurationError, RegistryError
@@ -27,6 +29,18 @@ from toolkit.params import Params
 
 R = TypeVar("R", bound="Registrable")
 _Entry = tuple[type, str | None]  # (implementation, name of a constructor classmethod or None)
+_recorders: list[set[type]] = []  # open record_built() blocks
+
+
+@contextmanager
+def record_built() -> Iterator[set[type]]:
+    """Collect every class ``from_params`` picks by ``"type"`` inside the block (what an archive's plugins are)."""
+    built: set[type] = set()
+    _recorders.append(built)
+    try:
+        yield built
+    finally:
+        _recorders.remove(built)
 
 
 class Registrable(FromParams):
@@ -79,18 +93,21 @@ class Registrable(FromParams):
     @classmethod
     def resolve_class_name(cls, name: str) -> tuple[type, str | None]:
         """Look *name* up (or import a dotted ``package.module.Class``); raise a helpful error."""
-        registry = _registry_of(cls)
-        if name in registry:
-            return registry[name]
+        if name in _registry_of(cls):
+            return _registry_of(cls)[name]
         if "." in name:
             return _import_class(cls, name), None
+        from toolkit.plugins import load_entry_point_plugins  # installed plugins, imported on the first miss
+
+        if load_entry_point_plugins() and name in _registry_of(cls):
+            return _registry_of(cls)[name]
         available = cls.list_available()
         close = difflib.get_close_matches(name, available, n=1)
         hint = f"; did you mean '{close[0]}'?" if close else "."
         raise RegistryError(
             f"'{name}' is not a registered {cls.__name__}{hint} "
             f"Available: {', '.join(available) or '(none)'}. "
-            "Plugins are loaded with --include-package PACKAGE."
+            "Other packages are loaded with --include-package PACKAGE."
         )
 
     @classmethod
@@ -135,6 +152,8 @@ class Registrable(FromParams):
                 f"{params.path('type')}: '{name}' is a {_full_name(subclass)}, "
                 f"which is not a {cls.__name__}"
             )
+        for recorder in _recorders:
+            recorder.add(subclass)
         if constructor:
             return build(getattr(subclass, constructor), params, extras)
         if subclass is not cls and _overrides_from_params(subclass):

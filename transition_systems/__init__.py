@@ -5,7 +5,7 @@ Importing this package registers the grammars ``arc_standard``, ``arc_hybrid``, 
 (see :mod:`transition_systems.amr`).
 """
 
-from transition_systems.actions import KINDS, LEFT, RIGHT, SHIFT, SWAP, ValidActions, arc, split_action
+from transition_systems.actions import KINDS, LEFT, REDUCE, RIGHT, SHIFT, SWAP, ValidActions, arc, split_action
 from transition_systems.arc_hybrid import ArcHybrid
 from transition_systems.arc_standard import ArcStandard
 from transition_systems import amr  # noqa: F401 - registers the amr grammar
@@ -15,7 +15,7 @@ from transition_systems.projectivity import is_projective, non_projective_arcs, 
 from transition_systems.transition_system import GoldTree, ProjectiveTransitionSystem, TransitionSystem
 
 __all__ = [
-    "KINDS", "LEFT", "RIGHT", "SHIFT", "SWAP", "ArcHybrid", "ArcStandard", "ArcSwap", "Configuration", "GoldTree",
+    "KINDS", "LEFT", "REDUCE", "RIGHT", "SHIFT", "SWAP", "ArcHybrid", "ArcStandard", "ArcSwap", "Configuration", "GoldTree",
     "ProjectiveTransitionSystem", "TransitionSystem", "ValidActions", "arc", "is_projective", "non_projective_arcs",
     "projective_components", "projective_order", "projectivize", "split_action",
 ]

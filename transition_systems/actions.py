@@ -1,6 +1,6 @@
 """Parser actions as vocabulary symbols, and the set of actions a configuration allows.
 
-An action is a string: ``SHIFT``, ``SWAP``, or an arc with its relation, ``LEFT-ARC:nsubj`` /
+An action is a string: ``SHIFT``, ``SWAP``, ``REDUCE``, or an arc with its relation, ``LEFT-ARC:nsubj`` /
 ``RIGHT-ARC:nmod:poss`` (the relation is everything after the first colon). Relations are not
 listed anywhere in the grammar: the model's symbol vocabulary, built from the oracle's actions on
 the training data, is the label set. :class:`ValidActions` therefore admits an arc with *any*
@@ -13,14 +13,17 @@ configuration allows exactly the one SHIFT symbol that fits its buffer front.
 """
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cache
+from typing import Any
 
 SHIFT = "SHIFT"
 SWAP = "SWAP"
+REDUCE = "REDUCE"  # pop a word that already has its head (arc-eager; no shipped system uses it)
 LEFT = "LEFT-ARC"
 RIGHT = "RIGHT-ARC"
-KINDS = (SHIFT, LEFT, RIGHT, SWAP)
+KINDS = (SHIFT, LEFT, RIGHT, SWAP, REDUCE)
+UNLABELED = (SHIFT, SWAP, REDUCE)
 
 
 def arc(kind: str, label: str) -> str:
@@ -34,13 +37,13 @@ def labeled_shift(word: str) -> str:
 
 
 def split_action(symbol: str) -> tuple[str, str | None]:
-    """``(kind, relation)``; the relation is ``None`` for SHIFT and SWAP. ``ValueError`` if not an action."""
+    """``(kind, relation)``; the relation is ``None`` for SHIFT, SWAP and REDUCE. ``ValueError`` if not an action."""
     kind, colon, label = symbol.partition(":")
     if kind in (LEFT, RIGHT) and label:
         return kind, label
-    if kind in (SHIFT, SWAP) and not colon:
+    if kind in UNLABELED and not colon:
         return kind, None
-    raise ValueError(f"{symbol!r} is not a parser action (SHIFT, SWAP, LEFT-ARC:<relation>, RIGHT-ARC:<relation>)")
+    raise ValueError(f"{symbol!r} is not a parser action (SHIFT, SWAP, REDUCE, LEFT-ARC:<relation>, RIGHT-ARC:<relation>)")
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class ValidActions:
     swap: bool = False
     root_label: str | None = None
     shift_symbol: str = SHIFT
+    reduce: bool = False
 
     def __contains__(self, symbol: object) -> bool:
         if symbol == self.shift_symbol:
@@ -68,6 +72,8 @@ class ValidActions:
             return False
         if symbol == SWAP:
             return self.swap
+        if symbol == REDUCE:
+            return self.reduce
         if not isinstance(symbol, str):
             return False
         kind, _, label = symbol.partition(":")
@@ -84,12 +90,16 @@ class ValidActions:
     @staticmethod
     @cache
     def of(
-        shift: bool, left: bool, right: bool, root: bool, swap: bool, root_label: str | None, shift_symbol: str = SHIFT
+        shift: bool, left: bool, right: bool, root: bool, swap: bool, root_label: str | None, shift_symbol: str = SHIFT, reduce: bool = False
     ) -> "ValidActions":
         """The shared instance for these flags: there are only a few, and configurations ask for one at every step."""
-        return ValidActions(shift, left, right, root, swap, root_label, shift_symbol)
+        return ValidActions(shift, left, right, root, swap, root_label, shift_symbol, reduce)
+
+    def but(self, **changes: Any) -> "ValidActions":
+        """The shared instance with some flags changed (``valid.but(swap=True)``)."""
+        return ValidActions.of(**{**asdict(self), **changes})
 
     def expand(self, labels: Iterable[str]) -> list[str]:
         """Every allowed symbol whose relation is among *labels* (for tests and enumerating searches)."""
-        candidates = [self.shift_symbol, SWAP] + [arc(kind, label) for label in labels for kind in (LEFT, RIGHT)]
+        candidates = [self.shift_symbol, SWAP, REDUCE] + [arc(kind, label) for label in labels for kind in (LEFT, RIGHT)]
         return [symbol for symbol in candidates if symbol in self]

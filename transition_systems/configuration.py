@@ -49,7 +49,7 @@ class Configuration(State):
     def allowed(self) -> ValidActions:
         valid = self.system.valid(self)
         if self.shift_symbols and valid.shift and (symbol := self.shift_symbols[self.buffer[0]]) != SHIFT:
-            return ValidActions.of(valid.shift, valid.left, valid.right, valid.root, valid.swap, valid.root_label, symbol)
+            return valid.but(shift_symbol=symbol)
         return valid
 
     def features(self) -> Mapping[str, Any]:

@@ -67,6 +67,8 @@ class TransitionSystem(Grammar):
             what training records. Given, it wins over *labeled_shift_words*.
     """
 
+    default_predictor = "dependency"
+
     def __init__(
         self,
         root_label: str | None = "root",

@@ -13,7 +13,7 @@ beam search can keep and share states freely.
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolkit.data.example import Example
 from toolkit.errors import DataError
@@ -72,6 +72,7 @@ class Grammar(Registrable):
     """Registrable base of output grammars; see the module docstring."""
 
     default_implementation = "sequence"
+    default_predictor: ClassVar[str] = "semantic_parser"  # what `toolkit predict` and `load_predictor` use unless told
 
     @abstractmethod
     def oracle(self, example: Example) -> list[str]:

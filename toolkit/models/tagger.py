@@ -56,6 +56,8 @@ class TagGrammar(Grammar):
     Registered as ``"tags"``.
     """
 
+    default_predictor = "tagger"
+
     def __init__(self, field: str = "upos"):
         self.field = field
 

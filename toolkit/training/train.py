@@ -32,6 +32,8 @@ from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
 from toolkit.params import Params
+from toolkit.plugins import write_plugins
+from toolkit.registrable import record_built
 from toolkit.training.checkpointer import load_weights
 from toolkit.training.evaluation import evaluate
 from toolkit.training.trainer import Trainer, seed_everything
@@ -103,11 +105,11 @@ def train_model(params: Params, serialization_dir: str | Path, recover: bool = F
     directory = Path(serialization_dir)
     config = params.as_dict()
     prepare_serialization_dir(directory, recover, force)
-    with file_logging(directory):
-        return _train(params, config, directory, recover)
+    with file_logging(directory), record_built() as components:
+        return _train(params, config, directory, recover, components)
 
 
-def _train(params: Params, config: dict, directory: Path, recover: bool) -> Path:
+def _train(params: Params, config: dict, directory: Path, recover: bool, components: set[type]) -> Path:
     seed = params.pop_int("random_seed", 13)
     seed_everything(seed)
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
@@ -140,6 +142,7 @@ def _train(params: Params, config: dict, directory: Path, recover: bool) -> Path
     trainer = Trainer.from_params(params.pop("trainer", {}))
     params.assert_empty("the config")
     (directory / CONFIG_NAME).write_text(json.dumps(config, indent=2))
+    write_plugins(directory, components)  # the plugin packages an archive must import to rebuild the model
     logger.info("model: %d parameters", sum(p.numel() for p in model.parameters() if p.requires_grad))
 
     train_data = [model.index(example) for example in train_examples]

@@ -100,6 +100,8 @@ class AmrTransitionSystem(Grammar):
             worth: their edges are lost, and loose parts are attached with ``:mod``).
     """
 
+    default_predictor = "amr"
+
     def __init__(
         self,
         restrict_pred_labels: bool = True,

@@ -1,0 +1,175 @@
+"""A post-order (bottom-up, reverse Polish) tree codec: children first, then their parent.
+
+The toolkit's codecs decode top-down: a node, then the slots it opens. Post-order is the other
+way round: the decoder emits the leaves and small subtrees it is sure of first, and a node of
+arity ``a`` then takes the last ``a`` finished subtrees as its children. The state is the number
+of finished subtrees waiting for a parent, so ``allowed`` is an arity range:
+
+- a node may take at most as many children as there are finished subtrees;
+- an end symbol closes the output once exactly one subtree (the whole tree) is left;
+- the tree must stay finishable within ``max_nodes`` with the symbols a model surely knows:
+  leaves, and nodes of the largest arity seen in training (``max_arity``, learned by ``fit``).
+  An untrained model that emits nothing but leaves is thus made to combine them in time.
+
+Symbols are the toolkit's arity-annotated ``label/arity`` (:mod:`tree_codecs.arity`), and the
+logical forms are read and printed by the toolkit's own functions, so the results compare with
+every other codec's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from toolkit.data.example import Example
+from toolkit.data.vocabulary import Vocabulary
+from toolkit.errors import ConfigurationError, DataError
+from toolkit.grammars.grammar import Grammar, State
+from tree_codecs import FORMATS, Tree, split_symbol, symbol
+
+END = Vocabulary.EOS
+
+
+@dataclass(frozen=True)
+class Arities:
+    """Node symbols whose arity is in *arities*, and the end symbol if *end*: hashable, so models memoise its mask."""
+
+    arities: frozenset[int]
+    end: bool
+
+    def __contains__(self, candidate: object) -> bool:
+        if candidate == END:
+            return self.end
+        if not isinstance(candidate, str):
+            return False
+        try:
+            return split_symbol(candidate)[1] in self.arities
+        except ValueError:
+            return False
+
+
+@dataclass(frozen=True)
+class PostorderState(State):
+    """The symbols so far and the subtrees they have finished, each waiting for a parent."""
+
+    codec: PostorderCodec
+    symbols: tuple[str, ...] = ()
+    waiting: int = 0
+    done: bool = False
+
+    def allowed(self) -> Arities | tuple[()]:
+        """The arities after which the tree can still be finished within ``max_nodes`` (see :meth:`PostorderCodec.finish_cost`)."""
+        if self.done:
+            return ()
+        left = self.codec.max_nodes - len(self.symbols) - 1  # nodes that may follow the next one
+        widest = self.waiting if self.codec.max_arity is None else min(self.waiting, self.codec.max_arity)
+        arities = frozenset(
+            arity for arity in range(widest + 1) if (cost := self.codec.finish_cost(self.waiting - arity + 1)) is not None and cost <= left
+        )
+        return Arities(arities, self.waiting == 1)
+
+    def apply(self, emitted: str) -> PostorderState:
+        if emitted not in self.allowed():
+            raise ValueError(f"{emitted!r} is not allowed with {self.waiting} finished subtrees")
+        if emitted == END:
+            return PostorderState(self.codec, self.symbols, self.waiting, True)
+        arity = split_symbol(emitted)[1]
+        return PostorderState(self.codec, self.symbols + (emitted,), self.waiting - arity + 1)
+
+    def is_final(self) -> bool:
+        return self.done
+
+    def result(self) -> str:
+        """The logical form in the codec's notation, comparable to the gold one."""
+        return self.codec.print_tree(self.tree())
+
+    def tree(self) -> Tree:
+        """Rebuild the tree with a stack: each node pops its children."""
+        stack: list[Tree] = []
+        for node in self.symbols:
+            label, arity = split_symbol(node)
+            children = tuple(stack[len(stack) - arity:])
+            del stack[len(stack) - arity:]
+            stack.append(Tree(label, children))
+        if len(stack) != 1:
+            raise ValueError(f"the symbols leave {len(stack)} subtrees, not one tree")
+        return stack[0]
+
+
+@Grammar.register("postorder")
+class PostorderCodec(Grammar):
+    """Trees as arity-annotated symbols in post-order, closed by the end symbol. Registered as ``"postorder"``.
+
+    Args:
+        max_nodes: the largest tree decoding may build.
+        format: the logical forms' notation, ``"lisp"`` or ``"prolog"`` (as for the toolkit's codecs).
+        max_arity: the most children a node may take; ``null`` learns it from the training trees
+            (``toolkit train`` records it in the archive's config).
+    """
+
+    def __init__(self, max_nodes: int = 200, format: str = "lisp", max_arity: int | None = None):
+        if max_nodes < 1:
+            raise ConfigurationError(f"grammar.max_nodes must be at least 1, got {max_nodes}")
+        if max_arity is not None and max_arity < 0:
+            raise ConfigurationError(f"grammar.max_arity must not be negative, got {max_arity}")
+        if format not in FORMATS:
+            raise ConfigurationError(f"grammar.format must be one of {', '.join(FORMATS)}, got {format!r}")
+        self.max_nodes, self.max_arity = max_nodes, max_arity
+        self.parse_text, self.print_tree = FORMATS[format]
+
+    def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
+        """Learn ``max_arity`` from the training trees (unless the config set it)."""
+        if self.max_arity is not None:
+            return {}
+        self.max_arity = max((self.parse(example).max_degree for example in examples), default=0)
+        return {"max_arity": self.max_arity}
+
+    def finish_cost(self, waiting: int) -> int | None:
+        """How many more nodes join *waiting* finished subtrees into one, using only leaves and
+        ``max_arity`` nodes (``None``: impossible). Each wide node joins ``max_arity`` subtrees into
+        one; leaves top the count up so the last one has exactly enough."""
+        if waiting <= 1:
+            return 0
+        if self.max_arity is None:
+            return 1
+        if self.max_arity < 2:
+            return None
+        wide = -(-(waiting - 1) // (self.max_arity - 1))
+        return wide + wide * (self.max_arity - 1) - (waiting - 1)
+
+    def parse(self, example: Example) -> Tree:
+        try:
+            return self.parse_text(str(example.target))
+        except ValueError as error:
+            raise DataError(f"logical form: {error}", example.meta.get("path"), example.meta.get("line")) from None
+
+    def oracle(self, example: Example) -> list[str]:
+        tree = self.parse(example)
+        if tree.size > self.max_nodes:
+            raise DataError(f"the tree has {tree.size} nodes, more than grammar.max_nodes = {self.max_nodes}",
+                            example.meta.get("path"), example.meta.get("line"))
+        if self.max_arity is not None and tree.max_degree > self.max_arity:
+            raise DataError(f"a node has {tree.max_degree} children, more than grammar.max_arity = {self.max_arity}",
+                            example.meta.get("path"), example.meta.get("line"))
+        return [symbol(node.label, node.arity) for node in postorder(tree)] + [END]
+
+    def initial_state(self, example: Example) -> PostorderState:
+        return PostorderState(self)
+
+    def gold(self, example: Example) -> str:
+        """The logical form as this codec prints it (what ``result()`` gives after a round trip)."""
+        return self.print_tree(self.parse_text(str(example.target)))
+
+
+def postorder(tree: Tree) -> list[Tree]:
+    """The nodes of *tree*, each after all of its children."""
+    nodes, stack = [], [(tree, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            nodes.append(node)
+        else:
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node.children))
+    return nodes

@@ -1,0 +1,178 @@
+"""Plugins as a user meets them: lazy entry points, archives that remember their plugins, a pip-installed example."""
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from importlib.metadata import EntryPoint
+
+import pytest
+
+from tests.conftest import FIXTURES, REPO, data_root, run
+from tests.plugin_env import PLUGIN, make_venv
+from toolkit import plugins
+from toolkit.errors import RegistryError
+from toolkit.grammars import Grammar
+from toolkit.metrics.metric import Metric
+from toolkit.registrable import record_built
+
+plugins.import_builtin_components()
+from toolkit.params import Params
+
+
+
+@pytest.fixture
+def fake_entry_points(tmp_path, monkeypatch):
+    """Install entry points to modules written in *tmp_path*; forget which plugins were loaded, before and after."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def install(**modules: str) -> None:
+        for name, source in modules.items():
+            (tmp_path / f"{name}.py").write_text(source)
+        points = [EntryPoint(name, name, plugins.ENTRY_POINT_GROUP) for name in modules]
+        monkeypatch.setattr(plugins, "entry_points", lambda group: points if group == plugins.ENTRY_POINT_GROUP else [])
+        plugins.load_entry_point_plugins.cache_clear()
+
+    yield install
+    plugins.load_entry_point_plugins.cache_clear()
+
+
+LOWERCASE_GRAMMAR = '''
+from toolkit.grammars import Grammar
+from toolkit.grammars.sequence import SequenceGrammar
+
+@Grammar.register("{name}")
+class Lowercase(SequenceGrammar):
+    pass
+'''
+
+
+def test_entry_points_load_only_when_a_name_is_missing(fake_entry_points):
+    fake_entry_points(lazy_plugin_a=LOWERCASE_GRAMMAR.format(name="lazy_a"))
+    Grammar.from_params({"type": "sequence"})
+    assert "lazy_plugin_a" not in sys.modules  # a built-in name never imports a plugin
+    assert type(Grammar.from_params({"type": "lazy_a"})).__module__ == "lazy_plugin_a"
+
+
+def test_a_broken_plugin_is_a_warning_and_the_name_stays_unknown(fake_entry_points, caplog):
+    fake_entry_points(broken_plugin=LOWERCASE_GRAMMAR.format(name="never") + "\nraise RuntimeError('oops')\n")
+    with pytest.raises(RegistryError, match="'lazy_missing' is not a registered Grammar"):
+        Grammar.from_params({"type": "lazy_missing"})
+    assert "plugin broken_plugin (entry point broken_plugin) could not be loaded: oops" in caplog.text
+
+
+def test_the_plugins_of_an_archive_are_the_packages_of_the_components_built(fake_entry_points, tmp_path):
+    fake_entry_points(lazy_plugin_b=LOWERCASE_GRAMMAR.format(name="lazy_b"))
+    (tmp_path / "my_metrics.py").write_text("from toolkit.metrics import ExactMatch\nclass Exact(ExactMatch):\n    pass\n")
+    with record_built() as built:
+        Grammar.from_params({"type": "arc_standard"})
+        Metric.from_params({"type": "exact_match"})
+    assert plugins.plugin_records(built) == []
+    with record_built() as built:
+        Grammar.from_params({"type": "lazy_b"})
+        Metric.from_params({"type": "my_metrics.Exact"})
+        Metric.from_params({"type": "exact_match"})
+    assert plugins.plugin_records(built) == [
+        {"package": "lazy_plugin_b", "distribution": None, "version": None},
+        {"package": "my_metrics", "distribution": None, "version": None},
+    ]
+
+
+def test_list_names_the_package_of_every_component(monkeypatch, capsys):
+    code, out, _ = run(monkeypatch, capsys, "list", "Grammar")
+    assert code == 0
+    assert "  arc_standard: transition_systems.arc_standard.ArcStandard [parsing-toolkit 0.1.0]" in out
+
+
+def test_the_example_plugin_configs_build_the_plugin_grammars(monkeypatch):
+    monkeypatch.syspath_prepend(str(PLUGIN))
+    import toolkit_example_plugin  # noqa: F401
+
+    for config, name in (("geo_postorder.jsonnet", "PostorderCodec"), ("ud_ewt_arc_eager.jsonnet", "ArcEager")):
+        params = Params.from_file(str(PLUGIN / "configs" / config))
+        assert type(Grammar.from_params(params.pop("grammar"))).__name__ == name
+
+
+# ------------------------------------------------------------------ archives remember their plugins
+
+
+@pytest.fixture(scope="module")
+def plugin_archive(tmp_path_factory):
+    """A tiny GEO parser with the example plugin's post-order codec, trained in a subprocess with --include-package."""
+    source = data_root() / "geo" / "train.txt"
+    if not source.exists():
+        pytest.skip(f"GEO data not found at {source}")
+    directory = tmp_path_factory.mktemp("postorder")
+    lines = source.read_text(encoding="utf-8").splitlines()
+    (directory / "train.tsv").write_text("\n".join(lines[:30]) + "\n")
+    (directory / "test.tsv").write_text("\n".join(lines[30:36]) + "\n")
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(PLUGIN)]),
+                   "TRAIN": str(directory / "train.tsv"), "TEST": str(directory / "test.tsv")}
+    toolkit(environment, "train", FIXTURES / "tiny_postorder.jsonnet", "-s", directory / "run",
+            "-o", '{"trainer.num_epochs": 1}', "--include-package", "toolkit_example_plugin")
+    return directory
+
+
+def toolkit(environment, *args, python=sys.executable, check=True):
+    result = subprocess.run([str(python), "-m", "toolkit.cli", *map(str, args)], env=environment, capture_output=True, text=True, cwd=REPO)
+    if check:
+        assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def test_an_archive_records_its_plugins_and_imports_them_in_a_fresh_process(plugin_archive):
+    with tarfile.open(plugin_archive / "run" / "model.tar.gz") as tar:
+        assert json.load(tar.extractfile("plugins.json")) == [{"package": "toolkit_example_plugin", "distribution": None, "version": None}]
+    # a fresh process that never imports the plugin by hand: no --include-package, no entry point
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(PLUGIN)])}
+    result = toolkit(environment, "predict", plugin_archive / "run" / "model.tar.gz", plugin_archive / "test.tsv")
+    outputs = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(outputs) == 6 and all("logical_form" in output for output in outputs)
+
+
+def test_an_archive_whose_plugin_is_missing_says_which_in_one_line(plugin_archive):
+    environment = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = toolkit(environment, "predict", plugin_archive / "run" / "model.tar.gz", plugin_archive / "test.tsv", check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].endswith(
+        "needs the plugin package 'toolkit_example_plugin', which is not installed: put toolkit_example_plugin on PYTHONPATH or pip install it"
+    )
+
+
+# ------------------------------------------------------------------ the example plugin, pip-installed
+
+
+@pytest.mark.slow  # a new virtual environment and two trainings in subprocesses
+def test_pip_installed_plugin_trains_and_predicts_through_the_cli(tmp_path):
+    """pip install examples/plugin into a new environment; train and predict with its grammars by name only."""
+    ewt_dev, geo = data_root() / "ud-english-ewt" / "en_ewt-ud-dev.conllu", data_root() / "geo" / "train.txt"
+    if not (ewt_dev.exists() and geo.exists()):
+        pytest.skip("EWT or GEO data not found")
+    python = make_venv(tmp_path / "venv")
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    sentences = ewt_dev.read_text(encoding="utf-8").split("\n\n")
+    (tmp_path / "train.conllu").write_text("\n\n".join(sentences[:30]) + "\n\n")
+    (tmp_path / "test.conllu").write_text("\n\n".join(sentences[30:36]) + "\n\n")
+    questions = geo.read_text(encoding="utf-8").splitlines()
+    (tmp_path / "train.tsv").write_text("\n".join(questions[:30]) + "\n")
+    (tmp_path / "test.tsv").write_text("\n".join(questions[30:36]) + "\n")
+
+    listed = toolkit(environment, "list", "Grammar", python=python).stdout
+    assert "arc_eager: toolkit_example_plugin.arc_eager.ArcEager [toolkit-example-plugin 0.1.0]" in listed
+    assert "postorder: toolkit_example_plugin.postorder.PostorderCodec [toolkit-example-plugin 0.1.0]" in listed
+
+    for name, config, suffix, overrides in (("ewt", "tiny_dependency.jsonnet", "conllu", {"grammar.type": "arc_eager"}),
+                                            ("geo", "tiny_postorder.jsonnet", "tsv", {})):
+        data = {"TRAIN": str(tmp_path / f"train.{suffix}"), "TEST": str(tmp_path / f"test.{suffix}")}
+        toolkit({**environment, **data}, "train", FIXTURES / config, "-s", tmp_path / name,
+                "-o", json.dumps({**overrides, "trainer.num_epochs": 1}), python=python)
+        with tarfile.open(tmp_path / name / "model.tar.gz") as tar:
+            assert json.load(tar.extractfile("plugins.json")) == [
+                {"package": "toolkit_example_plugin", "distribution": "toolkit-example-plugin", "version": "0.1.0"}
+            ]
+        predicted = toolkit(environment, "predict", tmp_path / name / "model.tar.gz", tmp_path / f"test.{suffix}", python=python).stdout
+        if suffix == "conllu":  # the dependency predictor is the archive's default: one CoNLL-U block per sentence
+            assert predicted.count("\n\n") == 6 and "# error" not in predicted
+        else:
+            assert [("logical_form" in json.loads(line)) for line in predicted.splitlines()] == [True] * 6
