@@ -17,12 +17,13 @@ The config's top level:
 import json
 import logging
 import shutil
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from toolkit.archive import CONFIG_NAME, VOCABULARY_DIR, write_archive
+from toolkit.archive import ARCHIVE_NAME, CONFIG_NAME, VOCABULARY_DIR, write_archive
 from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
@@ -35,6 +36,7 @@ from toolkit.params import Params
 from toolkit.plugins import write_plugins
 from toolkit.registrable import record_built
 from toolkit.training.checkpointer import load_weights
+from toolkit.training.distributed import Distributed, close_distributed, init_distributed
 from toolkit.training.evaluation import evaluate
 from toolkit.training.trainer import Trainer, seed_everything
 
@@ -83,6 +85,18 @@ def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> No
 
 
 @contextmanager
+def quiet_logging() -> Iterator[None]:
+    """Ranks other than 0 under ``torchrun`` log warnings only (rank 0 speaks for the run)."""
+    toolkit_logger = logging.getLogger("toolkit")
+    previous = toolkit_logger.level
+    toolkit_logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        toolkit_logger.setLevel(previous)
+
+
+@contextmanager
 def file_logging(directory: Path) -> Iterator[None]:
     """Write the toolkit's INFO messages to ``out.log`` for the run, whatever the console's level."""
     handler = logging.FileHandler(directory / "out.log")
@@ -101,15 +115,25 @@ def file_logging(directory: Path) -> Iterator[None]:
 
 
 def train_model(params: Params, serialization_dir: str | Path, recover: bool = False, force: bool = False) -> Path:
-    """Train the model that *params* describes; return the path of the written ``model.tar.gz``."""
+    """Train the model that *params* describes; return the path of the written ``model.tar.gz``.
+
+    Under ``torchrun`` every process runs this; only rank 0 touches the serialization directory.
+    """
     directory = Path(serialization_dir)
     config = params.as_dict()
-    prepare_serialization_dir(directory, recover, force)
-    with file_logging(directory), record_built() as components:
-        return _train(params, config, directory, recover, components)
+    distributed = init_distributed(str(config.get("trainer", {}).get("device", "auto")))
+    try:
+        if distributed.is_main:
+            prepare_serialization_dir(directory, recover, force)
+        distributed.barrier()
+        logs = file_logging(directory) if distributed.is_main else quiet_logging()
+        with logs, record_built() as components:
+            return _train(params, config, directory, recover, components, distributed)
+    finally:
+        close_distributed()
 
 
-def _train(params: Params, config: dict, directory: Path, recover: bool, components: set[type]) -> Path:
+def _train(params: Params, config: dict, directory: Path, recover: bool, components: set[type], distributed: Distributed) -> Path:
     seed = params.pop_int("random_seed", 13)
     seed_everything(seed)
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
@@ -134,20 +158,28 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
     vocab_dir = directory / VOCABULARY_DIR
     if recover and vocab_dir.exists():
         vocab = Vocabulary.load(vocab_dir)
-    else:
+    else:  # every rank builds the same vocabulary from the same data
         vocab = construct(build_vocabulary, vocabulary_params, examples=train_examples, grammar=grammar)
-        vocab.save(vocab_dir)
+        if distributed.is_main:
+            vocab.save(vocab_dir)
     model = Model.from_params(params.pop("model"), vocab=vocab, grammar=grammar)
     metrics = [Metric.from_params(p) for p in params.pop("metrics", [])]
     trainer = Trainer.from_params(params.pop("trainer", {}))
     params.assert_empty("the config")
-    (directory / CONFIG_NAME).write_text(json.dumps(config, indent=2))
-    write_plugins(directory, components)  # the plugin packages an archive must import to rebuild the model
+    if distributed.is_main:
+        (directory / CONFIG_NAME).write_text(json.dumps(config, indent=2))
+        write_plugins(directory, components)  # the plugin packages an archive must import to rebuild the model
     logger.info("model: %d parameters", sum(p.numel() for p in model.parameters() if p.requires_grad))
 
+    start = time.perf_counter()
     train_data = [model.index(example) for example in train_examples]
-    weights, history = trainer.train(model, train_data, validation_examples, metrics, directory, seed=seed, recover=recover)
+    weights, history = trainer.train(
+        model, train_data, validation_examples, metrics, directory, seed=seed, recover=recover,
+        distributed=distributed, preprocessing_seconds=time.perf_counter() - start,
+    )
     load_weights(model, weights)
+    if not distributed.is_main:
+        return directory / ARCHIVE_NAME  # rank 0 tests and writes the archive
 
     final = {"training_epochs": len(history), **(history[-1] if history else {})}
     if test_path:

@@ -5,6 +5,7 @@ the metrics decide early stopping and which checkpoints to keep, and everything 
 needs is saved. At the end the best (or last) N checkpoints are averaged into the final weights.
 """
 
+import contextlib
 import json
 import logging
 import math
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 from safetensors.torch import load_model
+from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from toolkit.data.batching import TokenBudgetBatchSampler
@@ -29,7 +31,8 @@ from toolkit.models.model import Model
 from toolkit.registrable import Registrable
 from toolkit.training.checkpointer import Checkpointer
 from toolkit.training.device import autocast, resolve_device, resolve_precision
-from toolkit.training.evaluation import evaluate, move_to_device
+from toolkit.training.distributed import Distributed
+from toolkit.training.evaluation import move_to_device, predict, score
 from toolkit.training.optimizers import Optimizer
 from toolkit.training.schedulers import LearningRateScheduler
 
@@ -75,7 +78,10 @@ class GradientDescentTrainer(Trainer):
     num_checkpoints_to_average : the final weights are the mean of this many best checkpoints
         (the last ones when there is no validation data).
     grad_norm : clip the gradient norm to this value.
-    max_tokens, max_examples : the padded-token budget and optional sentence cap of a batch.
+    max_tokens, max_examples : the padded-token budget and optional sentence cap of a batch (per
+        process under ``torchrun``: the global batch is N times larger).
+    accumulation_steps : sum the gradients of this many batches before each optimizer step, to
+        reach a token budget larger than memory allows (``max_tokens`` × K per step).
     validation_search : the search used for validation (default: the model's own); greedy is a
         cheap stand-in for a beam when choosing checkpoints.
     device : ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``, ``"cuda:1"``...
@@ -95,6 +101,7 @@ class GradientDescentTrainer(Trainer):
         grad_norm: float | None = None,
         max_tokens: int = 4096,
         max_examples: int | None = None,
+        accumulation_steps: int = 1,
         device: str = "auto",
         mixed_precision: str | None = None,
         max_minutes: float | None = None,
@@ -106,12 +113,14 @@ class GradientDescentTrainer(Trainer):
             raise ConfigurationError(f"trainer.validation_metric must start with '+' or '-', got {validation_metric!r}")
         if num_epochs < 1:
             raise ConfigurationError(f"trainer.num_epochs must be at least 1, got {num_epochs}")
+        if accumulation_steps < 1:
+            raise ConfigurationError(f"trainer.accumulation_steps must be at least 1, got {accumulation_steps}")
         self.optimizer, self.scheduler = optimizer, learning_rate_scheduler
         self.num_epochs, self.patience = num_epochs, patience
         self.metric_name, self.maximize = validation_metric[1:], validation_metric[0] == "+"
         self.validate_every, self.num_average = validate_every, num_checkpoints_to_average
         self.grad_norm = grad_norm
-        self.max_tokens, self.max_examples = max_tokens, max_examples
+        self.max_tokens, self.max_examples, self.accumulation_steps = max_tokens, max_examples, accumulation_steps
         self.device = resolve_device(device)
         self.mixed_precision = resolve_precision(mixed_precision, self.device)
         self.max_minutes, self.decode_max_tokens = max_minutes, decode_max_tokens
@@ -127,8 +136,17 @@ class GradientDescentTrainer(Trainer):
         serialization_dir: str | Path,
         seed: int = 13,
         recover: bool = False,
+        distributed: Distributed = Distributed(),
+        preprocessing_seconds: float = 0.0,
     ) -> tuple[dict[str, torch.Tensor], list[dict[str, Any]]]:
-        """Train *model*; return the final (averaged) weights and the per-epoch metrics."""
+        """Train *model*; return the final (averaged) weights and the per-epoch metrics.
+
+        Under ``torchrun`` (*distributed*), every rank runs this with the same data; each trains on
+        its share of the batches and only rank 0 writes checkpoints. *preprocessing_seconds* (the
+        indexing before training) counts as data time of the first epoch.
+        """
+        if distributed.enabled and self.device.type == "cuda":
+            self.device = torch.device("cuda", distributed.local_rank)
         model.to(self.device)
         optimizer = self.optimizer.construct(model_parameters=[p for p in model.parameters() if p.requires_grad])
         scheduler = self.scheduler.construct(optimizer=optimizer) if self.scheduler else None
@@ -138,6 +156,10 @@ class GradientDescentTrainer(Trainer):
         sampler = TokenBudgetBatchSampler(
             [model.length(item) for item in train_data], self.max_tokens, self.max_examples, shuffle=True, seed=seed
         )
+        # DDP averages the gradients over ranks; rank 0's initial weights are broadcast to all.
+        trained = DistributedDataParallel(model, device_ids=[self.device.index] if self.device.type == "cuda" else None) if distributed.enabled else model
+        if distributed.enabled:
+            torch.manual_seed(seed + distributed.rank)  # different dropout on every rank
 
         history: list[dict[str, Any]] = []
         kept: list[tuple[float, int]] = []  # (score, epoch) of the checkpoints kept for averaging
@@ -152,8 +174,10 @@ class GradientDescentTrainer(Trainer):
                 scaler.load_state_dict(state["scaler"])
             history, kept = state["history"], [tuple(k) for k in state["kept"]]
             start_epoch, elapsed, bad_epochs = state["epoch"] + 1, state["elapsed"], state["bad_epochs"]
-            set_rng_state(state["rng"])
+            ranks = state.get("rng_per_rank") or [state["rng"]]
+            set_rng_state(ranks[distributed.rank] if len(ranks) == distributed.world_size else state["rng"])
             logger.info("recovered from epoch %d", state["epoch"])
+            preprocessing_seconds = 0.0
 
         for epoch in range(start_epoch, self.num_epochs):
             if bad_epochs and self.patience is not None and bad_epochs >= self.patience:
@@ -165,12 +189,15 @@ class GradientDescentTrainer(Trainer):
                 break
             epoch_start = time.perf_counter()
             sampler.set_epoch(epoch)
-            results = {"epoch": epoch, **self.train_epoch(model, train_data, sampler, optimizer, scheduler, scaler, epoch)}
+            batches = distributed.shard(list(sampler))
+            results = {"epoch": epoch, **self.train_epoch(trained, model, train_data, batches, optimizer, scheduler, scaler, epoch, distributed)}
+            if epoch == start_epoch and preprocessing_seconds:
+                results["data_seconds"] = round(results["data_seconds"] + preprocessing_seconds, 2)
             last = epoch == self.num_epochs - 1
             if validation_data and ((epoch + 1) % self.validate_every == 0 or last):
                 with autocast(self.device, self.mixed_precision):
-                    results.update({f"validation_{k}": v for k, v in self.validate(model, validation_data, validation_examples, metrics).items()})
-            elapsed += time.perf_counter() - epoch_start
+                    results.update({f"validation_{k}": v for k, v in self.validate(model, validation_data, validation_examples, metrics, distributed).items()})
+            elapsed += distributed.max(time.perf_counter() - epoch_start)  # every rank takes the same budget decisions
             results.update(elapsed_seconds=round(elapsed, 1), epoch_seconds=round(time.perf_counter() - epoch_start, 1))
 
             score_key = f"validation_{self.metric_name}"
@@ -189,67 +216,95 @@ class GradientDescentTrainer(Trainer):
             results["best_epoch"] = max(kept)[1] if kept else epoch
             history.append(results)
             logger.info("epoch %d: %s", epoch, json.dumps(results))
-            Path(serialization_dir, f"metrics_epoch_{epoch}.json").write_text(json.dumps(results, indent=2))
-            checkpointer.save(
-                epoch,
-                model,
-                {
-                    "epoch": epoch,
-                    "optimizer": optimizer.state_dict(),
-                    "scheduler": scheduler.state_dict() if scheduler else None,
-                    "scaler": scaler.state_dict() if scaler.is_enabled() else None,
-                    "history": history,
-                    "kept": [list(k) for k in kept],
-                    "elapsed": elapsed,
-                    "bad_epochs": bad_epochs,
-                    "rng": rng_state(),
-                },
-                [epoch for _, epoch in kept] + [epoch],  # the newest weights stay, for --recover
-            )
+            rng_per_rank = distributed.gather(rng_state())
+            if distributed.is_main:
+                Path(serialization_dir, f"metrics_epoch_{epoch}.json").write_text(json.dumps(results, indent=2))
+                checkpointer.save(
+                    epoch,
+                    model,
+                    {
+                        "epoch": epoch,
+                        "optimizer": optimizer.state_dict(),
+                        "scheduler": scheduler.state_dict() if scheduler else None,
+                        "scaler": scaler.state_dict() if scaler.is_enabled() else None,
+                        "history": history,
+                        "kept": [list(k) for k in kept],
+                        "elapsed": elapsed,
+                        "bad_epochs": bad_epochs,
+                        "rng": rng_per_rank[0],
+                        "rng_per_rank": rng_per_rank,
+                    },
+                    [epoch for _, epoch in kept] + [epoch],  # the newest weights stay, for --recover
+                )
+            distributed.barrier()  # the checkpoint is complete before any rank reads it
         # Stopped before any validation (a tight time budget): the newest weights are all there is.
         epochs = sorted(epoch for _, epoch in kept) or [history[-1]["epoch"]]
         logger.info("final weights: the average of epochs %s", epochs)
         return checkpointer.average(epochs), history
 
-    def train_epoch(self, model, train_data, sampler, optimizer, scheduler, scaler, epoch) -> dict[str, float]:
-        model.train()
-        total_loss, batches, correct, tokens = 0.0, 0, 0, 0
-        progress = tqdm(sampler, desc=f"epoch {epoch}", disable=not self.progress_bar or None, leave=False, dynamic_ncols=True)
-        for indices in progress:
-            batch = move_to_device(model.collate([train_data[i] for i in indices]), self.device)
-            with autocast(self.device, self.mixed_precision):
-                output = model(batch)
-            loss = output["loss"]
-            optimizer.zero_grad(set_to_none=True)
-            scaler.scale(loss).backward()
-            if self.grad_norm is not None:
-                scaler.unscale_(optimizer)
-                torch.nn.utils.clip_grad_norm_(model.parameters(), self.grad_norm)
-            scaler.step(optimizer)
-            scaler.update()
-            if scheduler:
-                scheduler.step()
-            total_loss, batches = total_loss + loss.item(), batches + 1
+    def train_epoch(self, trained, model, train_data, batches, optimizer, scheduler, scaler, epoch, distributed) -> dict[str, float]:
+        """One pass over this rank's *batches*; *trained* is *model* or its DDP wrapper.
+
+        With ``accumulation_steps`` K, each optimizer step sums the gradients of K batches (each
+        loss divided by K); DDP synchronises only on the last of them.
+        """
+        trained.train()
+        total_loss, steps, correct, tokens, budget_tokens, data_seconds = 0.0, 0, 0, 0, 0, 0.0
+        start = time.perf_counter()
+        progress = tqdm(batches, desc=f"epoch {epoch}", disable=not self.progress_bar or not distributed.is_main or None, leave=False, dynamic_ncols=True)
+        optimizer.zero_grad(set_to_none=True)
+        for position, indices in enumerate(progress):
+            data_start = time.perf_counter()
+            items = [train_data[i] for i in indices]
+            batch = move_to_device(model.collate(items), self.device)
+            data_seconds += time.perf_counter() - data_start
+            stepping = (position + 1) % self.accumulation_steps == 0 or position == len(batches) - 1
+            synchronise = contextlib.nullcontext() if stepping or not distributed.enabled else trained.no_sync()
+            with synchronise:
+                with autocast(self.device, self.mixed_precision):
+                    output = trained(batch)
+                loss = output["loss"]
+                scaler.scale(loss / self.accumulation_steps).backward()
+            if stepping:
+                if self.grad_norm is not None:
+                    scaler.unscale_(optimizer)
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), self.grad_norm)
+                scaler.step(optimizer)
+                scaler.update()
+                optimizer.zero_grad(set_to_none=True)
+                if scheduler:
+                    scheduler.step()
+            total_loss, steps = total_loss + loss.item(), steps + 1
             correct, tokens = correct + int(output["correct_tokens"]), tokens + int(output["num_tokens"])
-            progress.set_postfix(loss=f"{total_loss / batches:.4f}", acc=f"{correct / max(tokens, 1):.3f}")
+            budget_tokens += sum(model.length(item) for item in items)
+            progress.set_postfix(loss=f"{total_loss / steps:.4f}", acc=f"{correct / max(tokens, 1):.3f}")
+        seconds = time.perf_counter() - start
+        total_loss, steps, correct, tokens, budget_tokens = distributed.sum([total_loss, steps, correct, tokens, budget_tokens])
         if not math.isfinite(total_loss):
             logger.warning("epoch %d: the training loss is not finite", epoch)
         return {
-            "training_loss": total_loss / max(batches, 1),
+            "training_loss": total_loss / max(steps, 1),
             "training_token_accuracy": correct / max(tokens, 1),
             "learning_rate": optimizer.param_groups[0]["lr"],
+            "training_tokens_per_second": round(budget_tokens / max(seconds, 1e-9), 1),  # all ranks together
+            "data_seconds": round(data_seconds, 2),
         }
 
     @torch.no_grad()
-    def validate(self, model, validation_data, validation_examples, metrics) -> dict[str, float]:
+    def validate(self, model, validation_data, validation_examples, metrics, distributed=Distributed()) -> dict[str, float]:
+        """Loss and metrics on the validation set; under ``torchrun`` each rank decodes a share."""
         model.eval()
-        sampler = TokenBudgetBatchSampler([model.length(item) for item in validation_data], self.decode_max_tokens, shuffle=False)
+        shard = distributed.unpadded_shard(range(len(validation_data)))
+        sampler = TokenBudgetBatchSampler([model.length(validation_data[i]) for i in shard], self.decode_max_tokens, shuffle=False)
         loss, tokens = 0.0, 0
         for indices in sampler:
-            output = model(move_to_device(model.collate([validation_data[i] for i in indices]), self.device))
+            output = model(move_to_device(model.collate([validation_data[shard[i]] for i in indices]), self.device))
             loss += output["loss"].item() * int(output["num_tokens"])
             tokens += int(output["num_tokens"])
+        loss, tokens = distributed.sum([loss, tokens])
         results = {"loss": loss / max(tokens, 1)}
         if metrics:
-            results.update(evaluate(model, validation_examples, metrics, self.decode_max_tokens, self.validation_search))
+            local = predict(model, [validation_examples[i] for i in shard], self.decode_max_tokens, self.validation_search)
+            predictions = distributed.gather_shards(local, len(validation_examples))
+            results.update(score(predictions, validation_examples, metrics))
         return results
