@@ -38,7 +38,7 @@ def geo(tmp_path_factory):
 
 def command(processes: int, directory: Path, *options: str) -> list[str]:
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(processes)] if processes > 1 else [sys.executable]
-    return [*launcher, "-m", "toolkit.cli", "train", str(CONFIG), "-s", str(directory), *options]
+    return [*launcher, "-m", "toolkit", "train", str(CONFIG), "-s", str(directory), *options]
 
 
 def environment(geo) -> dict[str, str]:

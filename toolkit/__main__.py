@@ -1,0 +1,5 @@
+"""``python -m toolkit`` (and ``torchrun -m toolkit``) is the ``toolkit`` command."""
+
+from toolkit.cli import main
+
+main()
