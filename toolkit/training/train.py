@@ -12,10 +12,13 @@ The config's top level:
     metrics                list of metrics for validation and test
     trainer                optimizer, schedule, epochs, device, precision...
     random_seed            seeds Python, NumPy and torch
+    cache_directory        optional: cache the indexed training data there (see toolkit.data.cache;
+                           $TOOLKIT_CACHE_DIR does the same)
 """
 
 import json
 import logging
+import os
 import shutil
 import time
 from collections import Counter
@@ -24,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from toolkit.archive import ARCHIVE_NAME, CONFIG_NAME, VOCABULARY_DIR, write_archive
+from toolkit.data.cache import cache_key, cached
 from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
@@ -140,6 +144,7 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
     train_path = params.pop("train_data_path")
     validation_path = params.pop("validation_data_path", None)
     test_path = params.pop("test_data_path", None)
+    cache_directory = params.pop("cache_directory", None) or os.environ.get("TOOLKIT_CACHE_DIR") or None
     grammar = Grammar.from_params(params.pop("grammar", {}))
 
     train_examples = reader.read(train_path)
@@ -172,7 +177,8 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
     logger.info("model: %d parameters", sum(p.numel() for p in model.parameters() if p.requires_grad))
 
     start = time.perf_counter()
-    train_data = [model.index(example) for example in train_examples]
+    key = cache_key(config, train_path) if cache_directory else ""
+    train_data = cached(cache_directory, key, lambda: [model.index(example) for example in train_examples], write=distributed.is_main)
     weights, history = trainer.train(
         model, train_data, validation_examples, metrics, directory, seed=seed, recover=recover,
         distributed=distributed, preprocessing_seconds=time.perf_counter() - start,
