@@ -1,0 +1,36 @@
+import math
+
+import pytest
+import torch
+
+from toolkit.training import flops
+from toolkit.training.flops import measure_peak_flops, model_flops_utilization
+
+
+def test_mfu_hand_checked():
+    # 6 * 1e6 parameters * 1e4 tokens/s = 6e10 FLOP/s, against a peak of 1.2e11: half of it
+    assert model_flops_utilization(1_000_000, 10_000.0, 1.2e11) == pytest.approx(0.5)
+    # 6 * 5.6e6 * 2,500 = 8.4e10, against 2.1e12: 4%
+    assert model_flops_utilization(5_600_000, 2_500.0, 2.1e12) == pytest.approx(0.04)
+    assert model_flops_utilization(0, 1e6, 1e12) == 0.0
+
+
+def test_mfu_scales_linearly():
+    base = model_flops_utilization(1000, 10.0, 1e9)
+    assert model_flops_utilization(2000, 10.0, 1e9) == pytest.approx(2 * base)
+    assert model_flops_utilization(1000, 30.0, 1e9) == pytest.approx(3 * base)
+    assert model_flops_utilization(1000, 10.0, 4e9) == pytest.approx(base / 4)
+
+
+def test_peak_is_positive_finite_and_cached(monkeypatch):
+    monkeypatch.setattr(flops, "_PEAKS", {})
+    first = measure_peak_flops(torch.float32, size=64, seconds=0.05)
+    assert isinstance(first, float)
+    assert first > 0 and math.isfinite(first)
+    calls = []
+    monkeypatch.setattr(flops, "_measure", lambda *args: calls.append(args) or 1.0)
+    assert measure_peak_flops(torch.float32, size=64, seconds=0.05) is first  # cached: not measured again
+    assert measure_peak_flops(torch.float32, size=64, seconds=5.0) is first  # seconds is not part of the key
+    assert calls == []
+    assert measure_peak_flops(torch.float64, size=64, seconds=0.05) == 1.0  # another dtype is measured
+    assert len(calls) == 1
