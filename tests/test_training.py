@@ -130,3 +130,17 @@ def test_weights_that_are_views_of_one_buffer_save_and_load(tmp_path):
         fresh.b.zero_(), fresh.embedding.weight.zero_()
     load_weights(fresh, saved)
     assert torch.equal(fresh.b, model.b) and torch.equal(fresh.output.weight, model.embedding.weight)
+
+
+def test_gradient_accumulation_takes_one_optimizer_step_per_k_batches(geo_slice, tmp_path):
+    steps = {}
+    for k in (1, 3):
+        directory = tmp_path / f"k{k}"
+        train_model(params(geo_slice, **{"trainer.num_epochs": 1, "trainer.max_tokens": 128, "trainer.accumulation_steps": k}), directory)
+        state = torch.load(directory / "checkpoints" / "training_state.pt", weights_only=True)
+        steps[k] = int(state["optimizer"]["state"][0]["step"])
+        metrics = json.loads((directory / "metrics_epoch_0.json").read_text())
+        assert metrics["training_tokens_per_second"] > 0 and 0 < metrics["mfu"] < 1 and metrics["data_seconds"] >= 0
+    assert steps[1] > 3 and steps[3] == -(-steps[1] // 3)  # the last, shorter group steps too
+    with pytest.raises(ConfigurationError, match="trainer.accumulation_steps must be at least 1"):
+        train_model(params(geo_slice, **{"trainer.accumulation_steps": 0}), tmp_path / "bad")

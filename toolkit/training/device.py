@@ -7,7 +7,7 @@ import torch
 
 from toolkit.errors import ConfigurationError
 
-_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+PRECISION_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 def move_to_device(batch: Any, device: torch.device) -> Any:
@@ -47,4 +47,4 @@ def autocast(device: torch.device, precision: str | None):
     """Autocast to bf16/fp16 on *device*, or a no-op context when *precision* is ``None``."""
     if precision is None:
         return contextlib.nullcontext()
-    return torch.autocast(device.type, dtype=_DTYPES[precision])
+    return torch.autocast(device.type, dtype=PRECISION_DTYPES[precision])
