@@ -31,7 +31,7 @@ from toolkit.grammars import Grammar
 from toolkit.models.model import Model
 from toolkit.params import Params, data_root
 from toolkit.training.evaluation import predict
-from toolkit.training.train import build_vocabulary, drop_skipped, fit_grammar
+from toolkit.training.train import build_vocabulary, drop_skipped
 from toolkit.from_params import construct
 from transition_systems import TransitionSystem
 
@@ -58,7 +58,7 @@ def untrained_model(config: dict, examples: list[Example], plain: bool = False) 
     """A model built from *config* (vocabulary from *examples*); *plain* removes the stack and buffer heads."""
     params = Params(config)
     grammar = Grammar.from_params(params.pop("grammar", {}))
-    fit_grammar(grammar, examples)
+    grammar.fit(examples)
     vocab = construct(build_vocabulary, params.pop("vocabulary", {}), examples=drop_skipped(grammar, examples, "benchmark"), grammar=grammar)
     model_params = params.pop("model").as_dict()
     if plain:
