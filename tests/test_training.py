@@ -7,7 +7,7 @@ import torch
 from safetensors.torch import load_file
 
 from tests.conftest import FIXTURES
-from toolkit.errors import ConfigurationError
+from toolkit.errors import ConfigurationError, TrainingError
 from toolkit.params import Params
 from toolkit.training.schedulers import InverseSqrtScheduler, NoamScheduler
 from toolkit.training.train import train_model
@@ -144,3 +144,42 @@ def test_gradient_accumulation_takes_one_optimizer_step_per_k_batches(geo_slice,
     assert steps[1] > 3 and steps[3] == -(-steps[1] // 3)  # the last, shorter group steps too
     with pytest.raises(ConfigurationError, match="trainer.accumulation_steps must be at least 1"):
         train_model(params(geo_slice, **{"trainer.accumulation_steps": 0}), tmp_path / "bad")
+
+
+def poison_training_batches(monkeypatch, batches, make):
+    """Let the model's training forward pass go wrong (*make*(output) returns the bad output) on the given batch numbers."""
+    from toolkit.models.encoder_decoder import EncoderDecoder
+
+    forward, calls = EncoderDecoder.forward, iter(range(10**6))
+
+    def poisoned(self, *args, **kwargs):
+        output = forward(self, *args, **kwargs)
+        return make(output) if self.training and next(calls) in batches else output
+
+    monkeypatch.setattr(EncoderDecoder, "forward", poisoned)
+
+
+def test_non_finite_gradients_skip_the_step_and_too_many_stop_the_run(geo_slice, tmp_path, monkeypatch):
+    def nan_loss(output):
+        return {**output, "loss": output["loss"] * float("nan")}
+
+    poison_training_batches(monkeypatch, {1, 2}, nan_loss)
+    train_model(params(geo_slice, **{"trainer.num_epochs": 1, "trainer.max_tokens": 128}), tmp_path / "run")
+    metrics = json.loads((tmp_path / "run" / "metrics_epoch_0.json").read_text())
+    assert metrics["skipped_steps"] == 2 and metrics["training_loss"] == metrics["training_loss"]  # finite: NaN batches left out
+    assert all(torch.isfinite(tensor).all() for tensor in weights(tmp_path / "run").values())
+    assert "skipped an optimizer step: the gradient norm is nan (2 so far)" in (tmp_path / "run" / "out.log").read_text()
+
+    poison_training_batches(monkeypatch, {1, 2}, nan_loss)
+    with pytest.raises(TrainingError, match="stopping after 2 skipped optimizer steps"):
+        train_model(params(geo_slice, **{"trainer.num_epochs": 1, "trainer.max_tokens": 128, "trainer.max_skipped_steps": 1}), tmp_path / "stop")
+
+
+def test_out_of_memory_on_a_batch_skips_it(geo_slice, tmp_path, monkeypatch):
+    def out_of_memory(output):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
+
+    poison_training_batches(monkeypatch, {0}, out_of_memory)
+    train_model(params(geo_slice, **{"trainer.num_epochs": 1, "trainer.max_tokens": 128}), tmp_path / "run")
+    assert json.loads((tmp_path / "run" / "metrics_epoch_0.json").read_text())["skipped_steps"] == 1
+    assert "skipped an optimizer step: out of memory on a batch of" in (tmp_path / "run" / "out.log").read_text()

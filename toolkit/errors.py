@@ -29,3 +29,7 @@ class DataError(ToolkitError):
 
 class ArchiveError(ToolkitError):
     """Raised when a model archive is missing, corrupt or incompatible."""
+
+
+class TrainingError(ToolkitError):
+    """Raised when training cannot go on usefully (too many skipped steps); the message says what to change."""

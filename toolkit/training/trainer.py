@@ -25,7 +25,7 @@ from tqdm import tqdm
 from toolkit.data.batching import TokenBudgetBatchSampler
 from toolkit.data.example import Example
 from toolkit.decoding import Search
-from toolkit.errors import ConfigurationError
+from toolkit.errors import ConfigurationError, TrainingError
 from toolkit.from_params import Lazy
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
@@ -89,6 +89,9 @@ class GradientDescentTrainer(Trainer):
     device : ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``, ``"cuda:1"``...
     mixed_precision : ``null``, ``"bf16"`` (CPU or GPU), ``"fp16"`` (GPU, with a gradient scaler), or
         ``"auto"``: bf16 on a GPU that has it, full precision on the CPU.
+    max_skipped_steps : a step whose gradient is not finite (or, on a single GPU, whose batch runs
+        out of memory) is skipped, counted and logged; more than this many skipped steps stop the
+        run with a message. (fp16's gradient scaler skips overflowing steps itself, uncounted.)
     num_workers : processes that collate batches while the model trains (``0``: in the training
         process); batches go to pinned memory when training on CUDA.
     report_mfu : log each epoch's model FLOPs utilisation, ``6 x parameters x tokens/s`` over the
@@ -116,6 +119,7 @@ class GradientDescentTrainer(Trainer):
         progress_bar: bool = True,
         num_workers: int = 0,
         report_mfu: bool = True,
+        max_skipped_steps: int = 10,
     ):
         if validation_metric[:1] not in "+-" or len(validation_metric) < 2:
             raise ConfigurationError(f"trainer.validation_metric must start with '+' or '-', got {validation_metric!r}")
@@ -136,6 +140,7 @@ class GradientDescentTrainer(Trainer):
         if num_workers < 0:
             raise ConfigurationError(f"trainer.num_workers must be >= 0, got {num_workers}")
         self.progress_bar, self.num_workers, self.report_mfu = progress_bar, num_workers, report_mfu
+        self.max_skipped_steps, self.skipped_steps = max_skipped_steps, 0
 
     def train(
         self,
@@ -188,6 +193,7 @@ class GradientDescentTrainer(Trainer):
                 scaler.load_state_dict(state["scaler"])
             history, kept = state["history"], [tuple(k) for k in state["kept"]]
             start_epoch, elapsed, bad_epochs = state["epoch"] + 1, state["elapsed"], state["bad_epochs"]
+            self.skipped_steps = state.get("skipped_steps", 0)
             ranks = state.get("rng_per_rank") or [state["rng"]]
             set_rng_state(ranks[distributed.rank] if len(ranks) == distributed.world_size else state["rng"])
             logger.info("recovered from epoch %d", state["epoch"])
@@ -247,6 +253,7 @@ class GradientDescentTrainer(Trainer):
                         "kept": [list(k) for k in kept],
                         "elapsed": elapsed,
                         "bad_epochs": bad_epochs,
+                        "skipped_steps": self.skipped_steps,
                         "rng": rng_per_rank[0],
                         "rng_per_rank": rng_per_rank,
                     },
@@ -276,36 +283,59 @@ class GradientDescentTrainer(Trainer):
             data_seconds += time.perf_counter() - data_start
             stepping = (position + 1) % self.accumulation_steps == 0 or position == len(batches) - 1
             synchronise = contextlib.nullcontext() if stepping or not distributed.enabled else trained.no_sync()
-            with synchronise:
-                with autocast(self.device, self.mixed_precision):
-                    output = trained(batch)
-                loss = output["loss"]
-                scaler.scale(loss / self.accumulation_steps).backward()
+            try:
+                with synchronise:
+                    with autocast(self.device, self.mixed_precision):
+                        output = trained(batch)
+                    loss = output["loss"]
+                    scaler.scale(loss / self.accumulation_steps).backward()
+            except torch.cuda.OutOfMemoryError:
+                if distributed.enabled:
+                    raise  # the other ranks are waiting in this step's all-reduce: no way to skip it alone
+                del batch
+                optimizer.zero_grad(set_to_none=True)  # with accumulation, the group's earlier batches go too
+                torch.cuda.empty_cache()
+                self.skip(epoch, f"out of memory on a batch of {len(indices)} examples ({sum(model.length(train_data[i]) for i in indices)} tokens)")
+                data_start = time.perf_counter()
+                continue
             if stepping:
-                if self.grad_norm is not None:
-                    scaler.unscale_(optimizer)
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), self.grad_norm)
-                scaler.step(optimizer)
-                scaler.update()
+                scaler.unscale_(optimizer)
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), self.grad_norm if self.grad_norm is not None else math.inf)
+                if torch.isfinite(norm) or scaler.is_enabled():  # fp16: the scaler skips the step and lowers its scale
+                    scaler.step(optimizer)
+                    scaler.update()
+                    if scheduler:
+                        scheduler.step()
+                else:  # the norm is all-reduced under DDP, so every rank skips together
+                    self.skip(epoch, f"the gradient norm is {norm.item()}")
                 optimizer.zero_grad(set_to_none=True)
-                if scheduler:
-                    scheduler.step()
-            total_loss, steps = total_loss + loss.item(), steps + 1
+            if math.isfinite(loss_value := loss.item()):
+                total_loss, steps = total_loss + loss_value, steps + 1
             correct, tokens = correct + int(output["correct_tokens"]), tokens + int(output["num_tokens"])
             budget_tokens += sum(model.length(train_data[i]) for i in indices)
-            progress.set_postfix(loss=f"{total_loss / steps:.4f}", acc=f"{correct / max(tokens, 1):.3f}")
+            progress.set_postfix(loss=f"{total_loss / max(steps, 1):.4f}", acc=f"{correct / max(tokens, 1):.3f}")
             data_start = time.perf_counter()
         seconds = time.perf_counter() - start
         total_loss, steps, correct, tokens, budget_tokens = distributed.sum([total_loss, steps, correct, tokens, budget_tokens])
-        if not math.isfinite(total_loss):
-            logger.warning("epoch %d: the training loss is not finite", epoch)
         return {
             "training_loss": total_loss / max(steps, 1),
             "training_token_accuracy": correct / max(tokens, 1),
             "learning_rate": optimizer.param_groups[0]["lr"],
             "training_tokens_per_second": round(budget_tokens / max(seconds, 1e-9), 1),  # all ranks together
             "data_seconds": round(data_seconds, 2),
+            "skipped_steps": self.skipped_steps,
         }
+
+    def skip(self, epoch: int, why: str) -> None:
+        """Count a skipped optimizer step; too many stop the run."""
+        self.skipped_steps += 1
+        logger.warning("epoch %d: skipped an optimizer step: %s (%d so far)", epoch, why, self.skipped_steps)
+        if self.skipped_steps > self.max_skipped_steps:
+            raise TrainingError(
+                f"stopping after {self.skipped_steps} skipped optimizer steps (non-finite gradients or out of memory), more than "
+                "trainer.max_skipped_steps; lower the learning rate, clip gradients (trainer.grad_norm), prefer bf16 to fp16, "
+                "or lower trainer.max_tokens"
+            )
 
     @torch.no_grad()
     def validate(self, model, validation_data, validation_examples, metrics, distributed=Distributed()) -> dict[str, float]:
