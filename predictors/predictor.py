@@ -20,9 +20,15 @@ class Predictor(Registrable):
     def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192):
         self.archive, self.model, self.reader = archive, archive.model, archive.dataset_reader
         self.search, self.max_tokens = search, max_tokens
+        table = getattr(getattr(getattr(self.model, "encoder", None), "positions", None), "table", None)
+        self.max_source_tokens = None if table is None else table.size(0)  # the encoder's sequence positions
 
     def to_example(self, line: str) -> Example:
-        """Read one input line: a JSON object (see :meth:`json_to_text`) or plain text."""
+        """Read one input line: a JSON object (see :meth:`json_to_text`) or plain text.
+
+        An input longer than the encoder has positions for is a ``DataError`` for that line alone,
+        rather than an exception that would lose the whole batch.
+        """
         line = line.strip()
         if not line:
             raise DataError("empty input line")
@@ -31,7 +37,10 @@ class Predictor(Registrable):
                 line = self.json_to_text(json.loads(line))
             except json.JSONDecodeError as error:
                 raise DataError(f"invalid JSON: {error}") from None
-        return self.reader.text_to_example(line)
+        example = self.reader.text_to_example(line)
+        if self.max_source_tokens is not None and len(example.tokens) > self.max_source_tokens:
+            raise DataError(f"an input of {len(example.tokens)} tokens is longer than this model can read ({self.max_source_tokens} tokens)")
+        return example
 
     def json_to_text(self, obj: dict[str, Any]) -> str:  # pragma: no cover - abstract
         raise NotImplementedError

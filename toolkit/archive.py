@@ -1,9 +1,12 @@
-"""Model archives: ``model.tar.gz`` with ``config.json``, ``vocabulary/``, ``weights.safetensors``, ``metrics.json``
-and ``plugins.json``.
+"""Model archives: ``model.tar.gz`` with ``config.json``, ``vocabulary/``, ``weights.safetensors``, ``metrics.json``,
+``plugins.json`` and ``version.json``.
 
 Nothing in an archive is ever unpickled: the config and vocabulary are text, the weights are
-safetensors. Loading imports the plugin packages the config names (:mod:`toolkit.plugins`) and
-rebuilds the model from the config exactly as training did.
+safetensors. A member with an absolute path or a ``..`` component is refused before anything is
+extracted. ``version.json`` records the toolkit version that wrote the archive; an archive from a
+newer major version is refused in one line (archives without it predate it and load as before).
+Loading imports the plugin packages the config names (:mod:`toolkit.plugins`) and rebuilds the
+model from the config exactly as training did.
 """
 
 import io
@@ -11,7 +14,8 @@ import json
 import tarfile
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import torch
@@ -32,6 +36,8 @@ VOCABULARY_DIR = "vocabulary"
 WEIGHTS_NAME = "weights.safetensors"
 METRICS_NAME = "metrics.json"
 ARCHIVE_NAME = "model.tar.gz"
+VERSION_NAME = "version.json"
+DISTRIBUTION = "parsing-toolkit"
 
 
 @dataclass
@@ -51,10 +57,12 @@ def write_archive(serialization_dir: str | Path, model: Model) -> Path:
     save_weights(model, directory / WEIGHTS_NAME)
     if not (directory / METRICS_NAME).exists():
         (directory / METRICS_NAME).write_text("{}")
+    if written := toolkit_version():
+        (directory / VERSION_NAME).write_text(json.dumps({"toolkit_version": written}) + "\n")
     archive = directory / ARCHIVE_NAME
     with tarfile.open(archive, "w:gz") as tar:
-        for name in (CONFIG_NAME, VOCABULARY_DIR, WEIGHTS_NAME, METRICS_NAME, PLUGINS_NAME):
-            if name != PLUGINS_NAME or (directory / name).exists():  # older runs have no plugins.json
+        for name in (CONFIG_NAME, VOCABULARY_DIR, WEIGHTS_NAME, METRICS_NAME, PLUGINS_NAME, VERSION_NAME):
+            if name not in (PLUGINS_NAME, VERSION_NAME) or (directory / name).exists():  # older runs have neither
                 tar.add(directory / name, arcname=name)
     return archive
 
@@ -74,6 +82,7 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
             training_metrics = json.loads((directory / METRICS_NAME).read_text()) if (directory / METRICS_NAME).exists() else {}
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
             raise ArchiveError(f"{path}: corrupt {CONFIG_NAME} or {METRICS_NAME}: {error}") from None
+        _check_version(directory, path)
         require_plugins(directory, path)
         params = Params(config)
         vocab = Vocabulary.load(directory / VOCABULARY_DIR)
@@ -92,9 +101,41 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
     return Archive(model, config, reader, metrics, training_metrics)
 
 
+def toolkit_version() -> str | None:
+    """The installed toolkit's version (``0.1.0``), or ``None`` when it runs uninstalled from a checkout."""
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return None
+
+
+def _major(text: str) -> int:
+    return int(text.split(".")[0])
+
+
+def _check_version(directory: Path, path: Path) -> None:
+    """Refuse an archive written by a newer major version of the toolkit than the installed one."""
+    file = directory / VERSION_NAME
+    if not file.exists():
+        return  # written before version.json existed
+    try:
+        written = json.loads(file.read_text())["toolkit_version"]
+        major = _major(written)
+    except (json.JSONDecodeError, UnicodeDecodeError, TypeError, KeyError, ValueError, AttributeError) as error:
+        raise ArchiveError(f"{path}: corrupt {VERSION_NAME}: {error!r}") from None
+    installed = toolkit_version()
+    if installed is not None and major > _major(installed):
+        raise ArchiveError(
+            f"{path} was written by {DISTRIBUTION} {written}, newer than the installed {installed}: upgrade to {major}.x to load it"
+        )
+
+
 def _extract(path: Path, into: Path) -> Path:
     try:
         with tarfile.open(path, "r:*") as tar:
+            for member in tar.getmembers():
+                if member.name.startswith(("/", "\\")) or ".." in PurePosixPath(member.name.replace("\\", "/")).parts:
+                    raise ArchiveError(f"{path}: refusing the member {member.name!r}, which points outside the archive")
             tar.extractall(into, filter="data")
     except (tarfile.TarError, EOFError, OSError, io.UnsupportedOperation) as error:
         raise ArchiveError(f"{path} is not a readable model archive ({error})") from None

@@ -13,6 +13,7 @@ from toolkit.data.dataset_readers.dataset_reader import DatasetReader
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
 from tree_codecs.codec import TreeCodec
+from tree_codecs.tree import Tree
 
 
 @DatasetReader.register("tree_pairs")
@@ -52,6 +53,31 @@ class TreePairsReader(DatasetReader):
         return self.tree_example(source, target, {})
 
     def tree_example(self, source: str, target: str | None, meta: dict) -> Example:
-        tree = self.source_codec.parse(Example([], source.strip(), meta))
-        visits = self.source_codec.visits(tree)
+        """The example of a source tree; one too large, too wide or too deep for *source_codec* is a ``DataError``.
+
+        The source codec's ``max_nodes`` (and ``max_degree``) bound source trees as they bound
+        decoded ones: LCRS paths grow with the number of siblings, so an unbounded tree (one
+        megabyte-long line) would take memory quadratic in its size.
+        """
+        codec = self.source_codec
+        try:
+            tree = codec.parse(Example([], source.strip(), meta))
+        except RecursionError:
+            raise DataError("the source tree is nested too deeply to read", meta.get("path"), meta.get("line")) from None
+        size, widest = _size_and_degree(tree)
+        if size > codec.max_nodes:
+            raise DataError(f"the source tree has {size} nodes, more than source_codec.max_nodes = {codec.max_nodes}", meta.get("path"), meta.get("line"))
+        if codec.max_arity is not None and widest > codec.max_arity:
+            raise DataError(f"a source node has {widest} children, more than source_codec.max_degree = {codec.max_arity}", meta.get("path"), meta.get("line"))
+        visits = codec.visits(tree)
         return Example([visit.symbol for visit in visits], target, meta, [visit.path for visit in visits])
+
+
+def _size_and_degree(tree: Tree) -> tuple[int, int]:
+    """The number of nodes of *tree* and the most children of any node, without recursion (trees may be deep)."""
+    size, widest, stack = 0, 0, [tree]
+    while stack:
+        node = stack.pop()
+        size, widest = size + 1, max(widest, len(node.children))
+        stack.extend(node.children)
+    return size, widest

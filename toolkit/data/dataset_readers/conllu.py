@@ -72,8 +72,9 @@ class ConlluReader(DatasetReader):
     """Reads CoNLL-U: tokens are word forms, the target is a :class:`DependencyTree`.
 
     ``meta`` is ``{"path", "line", "sent_id"}`` with the line of the sentence's first line
-    (comments included). A malformed line, a missing or out-of-range head, a cycle, or a sentence
-    without words is a :class:`DataError` naming the file and the offending line.
+    (comments included). A malformed line, a missing or out-of-range head, a cycle, a sentence
+    without words, or a ``sent_id`` already used in the file is a :class:`DataError` naming the
+    file and the offending line.
 
     Args:
         universal_deprels: keep only the universal relation (``nmod`` for ``nmod:poss``).
@@ -87,15 +88,27 @@ class ConlluReader(DatasetReader):
         self.universal_deprels = universal_deprels
 
     def _read(self, path: Path) -> Iterator[Example]:
+        seen: dict[str, int] = {}  # sent_id -> the line of the sentence that has it
+        for block in self._blocks(path):
+            example = self._sentence(block, str(path))
+            sent_id, line = example.meta.get("sent_id"), example.meta["line"]
+            if sent_id is not None:
+                if sent_id in seen:
+                    raise DataError(f"duplicate sent_id {sent_id!r}: the sentence at line {seen[sent_id]} has it too", str(path), line)
+                seen[sent_id] = line
+            yield example
+
+    def _blocks(self, path: Path) -> Iterator[list[tuple[int, str]]]:
+        """The non-blank ``(line number, text)`` lines of each sentence."""
         block: list[tuple[int, str]] = []
         for number, line in self._lines(path):
             if line.strip():
                 block.append((number, line))
             elif block:
-                yield self._sentence(block, str(path))
+                yield block
                 block = []
         if block:
-            yield self._sentence(block, str(path))
+            yield block
 
     def _sentence(self, block: list[tuple[int, str]], path: str) -> Example:
         """One sentence from its non-blank ``(line number, text)`` lines."""
@@ -113,9 +126,12 @@ class ConlluReader(DatasetReader):
                 raise DataError(f"expected {COLUMNS} tab-separated columns, found {len(fields)}", path, number)
             try:
                 word_id = parse_id_value(fields[0])
+            except ParseException:
+                raise DataError(f"malformed CoNLL-U line: {fields[0]!r} is not a valid ID (a word 1, 2, ..., a range 3-4 or an empty node 8.1)", path, number) from None
+            try:
                 head = parse_int_value(fields[6])
-            except ParseException as error:
-                raise DataError(f"malformed CoNLL-U line: {error}", path, number) from None
+            except ParseException:
+                raise DataError(f"malformed CoNLL-U line: HEAD {fields[6]!r} is not a word id (0 for the root, else 1, 2, ...)", path, number) from None
             if isinstance(word_id, tuple):
                 continue  # a multiword-token range (3-4) or an empty node (8.1): not a word of the basic tree
             if word_id != len(forms) + 1:

@@ -23,11 +23,18 @@ class DatasetReader(Registrable, ABC):
         self.max_examples = max_examples
 
     def read(self, path: str | Path) -> list[Example]:
-        """All examples of *path* (at most ``max_examples``); ``DataError`` if missing or malformed."""
+        """All examples of *path* (at most ``max_examples``); ``DataError`` if missing, malformed or without examples.
+
+        A file with no example at all (empty, or only blank lines and comments) is an error rather
+        than an empty list: training or scoring on nothing is always a mistake (``max_examples: 0`` excepted).
+        """
         path = Path(path)
         if not path.is_file():
             raise DataError("no such file" if not path.exists() else "not a file", path=str(path))
-        return list(itertools.islice(self._read(path), self.max_examples))
+        examples = list(itertools.islice(self._read(path), self.max_examples))
+        if not examples and self.max_examples != 0:
+            raise DataError("no examples: the file is empty (or holds only blank lines and comments)", path=str(path))
+        return examples
 
     @abstractmethod
     def _read(self, path: Path) -> Iterator[Example]:

@@ -5,8 +5,9 @@ come from ``# ::tok`` when present, else from ``# ::snt`` (split on whitespace, 
 Bank's tokenised sentences, or with spaCy's tokenizer: ``tokenizer: "spacy"``). Lemmas (spaCy when
 installed, else lowercased tokens; cached) go to ``meta["lemmas"]``; the target is the
 ``penman.Graph``. The AMR transition system (``transition_systems.amr``) copies and constrains
-node labels by these lemmas. A graph that does not parse, or a block without a sentence, is a
-:class:`DataError` naming the file and the block's first line.
+node labels by these lemmas. A graph that does not parse (unbalanced parentheses, text after the
+graph, nesting too deep to read), a variable with two concepts, an ``# ::id`` already used in the
+file, or a block without a sentence, is a :class:`DataError` naming the file and the line.
 """
 
 import logging
@@ -73,6 +74,31 @@ def metadata(lines: list[str]) -> dict[str, str]:
     return fields
 
 
+def _bracket_problem(lines: list[tuple[int, str]]) -> tuple[int, str] | None:
+    """The line and reason if the parentheses of a graph's *lines* (outside ``"strings"``) do not enclose exactly one graph.
+
+    ``penman.decode`` reads the first graph and ignores what follows, so a stray ``)`` or a second
+    graph in the block would otherwise be dropped silently; and a ``(`` left open is clearer said so.
+    """
+    depth, quoted, escaped, closed = 0, False, False, False
+    for number, text in lines:
+        for char in text:
+            if quoted:
+                escaped, quoted = (False, True) if escaped else (char == "\\", char != '"')
+            elif closed and not char.isspace():
+                return number, "an unbalanced ')'" if char == ")" else f"text after the graph ends ({char!r})"
+            elif char == '"':
+                quoted = True
+            elif char == "(":
+                depth += 1
+            elif char == ")":
+                depth -= 1
+                closed = depth == 0
+    if depth > 0 and not quoted:  # the graph's own '(' is among them: name its first line
+        return lines[0][0], f"an unbalanced '(': {depth} still open at the end of the graph"
+    return None
+
+
 def spacy_tokenize(text: str) -> list[str]:
     try:
         import spacy
@@ -113,24 +139,46 @@ class PenmanReader(DatasetReader):
 
     def _read(self, path: Path) -> Iterator[Example]:
         block: list[tuple[int, str]] = []
+        seen: dict[str, int] = {}  # ::id -> the line of the block that has it
         for number, line in list(self._lines(path)) + [(0, "")]:
             if line.strip():
                 block.append((number, line))
                 continue
             if block and any(not text.lstrip().startswith("#") for _, text in block):
-                yield self.example(block, path)
+                example = self.example(block, path)
+                graph_id, first = example.meta["id"], example.meta["line"]
+                if graph_id is not None:
+                    if graph_id in seen:
+                        raise DataError(f"duplicate '# ::id {graph_id}': the graph at line {seen[graph_id]} has it too", str(path), first)
+                    seen[graph_id] = first
+                yield example
             block = []
 
     def example(self, block: list[tuple[int, str]], path: Path) -> Example:
         first = block[0][0]
         comments = [text for _, text in block if text.lstrip().startswith("#")]
         fields = metadata(comments)
-        graph_lines = [text for _, text in block if not text.lstrip().startswith("#")]
-        graph_line = next(number for number, text in block if not text.lstrip().startswith("#"))
+        graph_block = [(number, text) for number, text in block if not text.lstrip().startswith("#")]
+        graph_line = graph_block[0][0]
+        if problem := _bracket_problem(graph_block):
+            number, why = problem
+            raise DataError(f"not a PENMAN graph: {why}", str(path), number)
         try:
-            graph = penman.decode("\n".join(graph_lines))
-        except (penman.DecodeError, penman.exceptions.PenmanError) as error:
+            graph = penman.decode("\n".join(text for _, text in graph_block))
+        except penman.DecodeError as error:
+            lineno, offset = getattr(error, "lineno", None), getattr(error, "offset", None)
+            if isinstance(lineno, int) and 1 <= lineno <= len(graph_block) and isinstance(offset, int):
+                raise DataError(f"not a PENMAN graph: {error.message} at column {offset + 1}", str(path), graph_block[lineno - 1][0]) from None
             raise DataError(f"not a PENMAN graph: {' '.join(str(error).split())}", str(path), graph_line) from None
+        except penman.exceptions.PenmanError as error:
+            raise DataError(f"not a PENMAN graph: {' '.join(str(error).split())}", str(path), graph_line) from None
+        except RecursionError:
+            raise DataError("not a PENMAN graph this reader can read: nested too deeply", str(path), graph_line) from None
+        variables: set[str] = set()
+        for variable, _, concept in graph.instances():
+            if variable in variables:
+                raise DataError(f"variable {variable!r} has a second concept ({concept!r}): a variable is declared once", str(path), graph_line)
+            variables.add(variable)
         if "tok" in fields:
             tokens = fields["tok"].split()
         elif "snt" in fields:
