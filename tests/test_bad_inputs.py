@@ -290,8 +290,12 @@ READER_CASES = [
     Case("dup-id-penman", "a duplicate `# ::id`", WHERE["penman"], "data.txt:6: duplicate '# ::id a.1': the graph at line 1 has it too",
          reader_error("penman", {"data.txt": PENMAN.replace("a.2", "a.1")})),
     Case("dup-variable-penman", "a variable declared twice in one graph", WHERE["penman"],
-         "data.txt:2: variable 'h' has a second concept ('there'): a variable is declared once",
+         "data.txt:2: not an AMR: variable 'h' has a second concept ('there'): a variable is declared once",
          reader_error("penman", {"data.txt": "# ::snt hi\n(h / hi-01 :ARG0 (h / there))\n\n"})),
+    Case("no-target-penman", "a role without a target (penman itself only logs a warning)", WHERE["penman"],
+         "data.txt:2: not an AMR: the role :ARG0 of 'h' has no target", reader_error("penman", {"data.txt": "# ::snt hi\n(h / hi-01 :ARG0)\n\n"})),
+    Case("no-concept-penman", "a node without a concept (penman itself only logs a warning)", WHERE["penman"],
+         "data.txt:2: not an AMR: node 't' has no concept", reader_error("penman", {"data.txt": "# ::snt hi\n(h / hi-01 :ARG0 (t / ))\n\n"})),
 ]
 
 

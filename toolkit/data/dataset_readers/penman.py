@@ -99,6 +99,25 @@ def _bracket_problem(lines: list[tuple[int, str]]) -> tuple[int, str] | None:
     return None
 
 
+def _amr_problem(graph: penman.Graph) -> str | None:
+    """What makes a graph that ``penman`` accepted (it only logs a warning) no AMR, or ``None``.
+
+    A node without a concept or a role without a target (``(b :ARG0)``) would reach the oracle and
+    Smatch as ``None``; a variable with two concepts is two nodes under one name.
+    """
+    variables: set[str] = set()
+    for variable, _, concept in graph.instances():
+        if concept is None:
+            return f"node {variable!r} has no concept"
+        if variable in variables:
+            return f"variable {variable!r} has a second concept ({concept!r}): a variable is declared once"
+        variables.add(variable)
+    for source, role, target in graph.edges() + graph.attributes():
+        if target is None:
+            return f"the role {role} of {source!r} has no target"
+    return None
+
+
 def spacy_tokenize(text: str) -> list[str]:
     try:
         import spacy
@@ -174,11 +193,8 @@ class PenmanReader(DatasetReader):
             raise DataError(f"not a PENMAN graph: {' '.join(str(error).split())}", str(path), graph_line) from None
         except RecursionError:
             raise DataError("not a PENMAN graph this reader can read: nested too deeply", str(path), graph_line) from None
-        variables: set[str] = set()
-        for variable, _, concept in graph.instances():
-            if variable in variables:
-                raise DataError(f"variable {variable!r} has a second concept ({concept!r}): a variable is declared once", str(path), graph_line)
-            variables.add(variable)
+        if problem := _amr_problem(graph):
+            raise DataError(f"not an AMR: {problem}", str(path), graph_line)
         if "tok" in fields:
             tokens = fields["tok"].split()
         elif "snt" in fields:
