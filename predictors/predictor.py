@@ -20,8 +20,6 @@ class Predictor(Registrable):
     def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192):
         self.archive, self.model, self.reader = archive, archive.model, archive.dataset_reader
         self.search, self.max_tokens = search, max_tokens
-        table = getattr(getattr(getattr(self.model, "encoder", None), "positions", None), "table", None)
-        self.max_source_tokens = None if table is None else table.size(0)  # the encoder's sequence positions
 
     def to_example(self, line: str) -> Example:
         """Read one input line: a JSON object (see :meth:`json_to_text`) or plain text.
@@ -38,8 +36,7 @@ class Predictor(Registrable):
             except json.JSONDecodeError as error:
                 raise DataError(f"invalid JSON: {error}") from None
         example = self.reader.text_to_example(line)
-        if self.max_source_tokens is not None and len(example.tokens) > self.max_source_tokens:
-            raise DataError(f"an input of {len(example.tokens)} tokens is longer than this model can read ({self.max_source_tokens} tokens)")
+        self.model.check_length(example)
         return example
 
     def json_to_text(self, obj: dict[str, Any]) -> str:  # pragma: no cover - abstract

@@ -9,6 +9,7 @@ normalized text, so a decoded tree can be compared with the gold logical form as
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 OPEN, CLOSE = "(", ")"
@@ -26,20 +27,28 @@ class Tree:
         """The number of children (0 for a leaf)."""
         return len(self.children)
 
+    def walk(self) -> Iterator[tuple[Tree, int]]:
+        """Every node with its depth, in pre-order, without recursion (data may nest deeper than Python's stack)."""
+        stack = [(self, 0)]
+        while stack:
+            node, depth = stack.pop()
+            yield node, depth
+            stack.extend((child, depth + 1) for child in reversed(node.children))
+
     @property
     def size(self) -> int:
         """The number of nodes, this one included."""
-        return 1 + sum(child.size for child in self.children)
+        return sum(1 for _ in self.walk())
 
     @property
     def depth(self) -> int:
         """The longest root-to-leaf path counted in edges: a leaf has depth 0."""
-        return 1 + max(child.depth for child in self.children) if self.children else 0
+        return max(depth for _, depth in self.walk())
 
     @property
     def max_degree(self) -> int:
         """The largest number of children of any node."""
-        return max([len(self.children), *(child.max_degree for child in self.children)])
+        return max(len(node.children) for node, _ in self.walk())
 
     def __str__(self) -> str:
         return to_lisp(self)

@@ -125,6 +125,7 @@ class EncoderDecoder(Model):
     # ---------------------------------------------------------------- data
 
     def index(self, example: Example) -> dict[str, Any]:
+        self.check_length(example)
         indexed: dict[str, Any] = {"source": self.vocab.indices(example.tokens, SOURCE)}
         indexed["encoder_inputs"] = self.encoder.example_inputs(example)
         if example.target is not None:

@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from toolkit.data.example import Example
+from toolkit.errors import DataError
 from toolkit.registrable import Registrable
 
 
@@ -22,6 +23,15 @@ class Model(nn.Module, Registrable):
 
     def index(self, example: Example) -> dict[str, Any]:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def check_length(self, example: Example) -> None:
+        """A :class:`DataError` naming *example*'s file and line if it is longer than the encoder reads."""
+        limit = getattr(getattr(self, "encoder", None), "max_length", None)
+        if limit is not None and len(example.tokens) > limit:
+            raise DataError(
+                f"an input of {len(example.tokens)} tokens is longer than this model can read ({limit} tokens: model.encoder.max_length)",
+                example.meta.get("path"), example.meta.get("line"),
+            )
 
     def length(self, indexed: dict[str, Any]) -> int:
         """The number of tokens an indexed example contributes to a batch's token budget."""

@@ -138,6 +138,7 @@ class Tagger(Model):
     # ---------------------------------------------------------------- data
 
     def index(self, example: Example) -> dict[str, Any]:
+        self.check_length(example)
         indexed: dict[str, Any] = {"source": self.vocab.indices(example.tokens, SOURCE)}
         indexed["encoder_inputs"] = self.encoder.example_inputs(example)  # e.g. the phrases' (m, n) membership
         if example.target is not None:

@@ -20,6 +20,7 @@ class Seq2SeqEncoder(nn.Module, Registrable):
     """
 
     default_implementation = "transformer"
+    max_length: int | None = None  # the longest input the encoder has positions for (None: any)
 
     def forward(self, embedded: torch.Tensor, mask: torch.Tensor, **inputs: Any) -> torch.Tensor:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -64,6 +64,7 @@ class TransformerEncoder(Seq2SeqEncoder):
             self.tree_positions = TreePositionalEncoding(input_dim, tree_degree, tree_max_depth, tree_parameterized)
         else:
             self.positions = SinusoidalPositionalEncoding(input_dim, max_length)
+            self.max_length = max_length
         self.dropout = nn.Dropout(dropout)
         self.layers = nn.ModuleList(
             TransformerEncoderLayer(input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first) for _ in range(num_layers)
