@@ -22,7 +22,7 @@ from typing import Any
 
 import penman
 
-from predictors.predictor import Predictor
+from predictors.predictor import Predictor, chunks
 from toolkit.archive import Archive
 from toolkit.data.dataset_readers.penman import lemmatize, spacy_tokenize
 from toolkit.data.example import Example
@@ -115,13 +115,8 @@ class AmrPredictor(Predictor):
     def predict_lines(self, lines: Iterable[str], batch_size: int = 64) -> Iterator[str]:
         """One PENMAN block (metadata, graph, blank line) per input line, parsed *batch_size* lines at a time."""
         source = str(getattr(lines, "name", None) or "<input>")
-        chunk: list[AmrInput] = []
-        for number, line in enumerate(lines, start=1):
-            chunk.append(self.read_line(number, line, source))
-            if len(chunk) == batch_size:
-                yield from self.parse(chunk)
-                chunk = []
-        if chunk:
+        items = (self.read_line(number, line, source) for number, line in enumerate(lines, start=1))
+        for chunk in chunks(items, batch_size):
             yield from self.parse(chunk)
 
     def parse(self, items: list[AmrInput]) -> Iterator[str]:

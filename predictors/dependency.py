@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
-from predictors.predictor import Predictor
+from predictors.predictor import Predictor, chunks
 from toolkit.archive import Archive
 from toolkit.data.example import Example
 from toolkit.decoding import Search
@@ -187,13 +187,7 @@ class DependencyPredictor(Predictor):
     def predict_lines(self, lines: Iterable[str], batch_size: int = 64) -> Iterator[str]:
         """One CoNLL-U block (ending in a newline) per input sentence, parsed *batch_size* at a time."""
         source = getattr(lines, "name", None) or "<input>"
-        chunk: list[Sentence] = []
-        for sentence in self.sentences(lines, str(source)):
-            chunk.append(sentence)
-            if len(chunk) == batch_size:
-                yield from self.parse(chunk)
-                chunk = []
-        if chunk:
+        for chunk in chunks(self.sentences(lines, str(source)), batch_size):
             yield from self.parse(chunk)
 
     def parse(self, sentences: list[Sentence]) -> Iterator[str]:

@@ -6,7 +6,8 @@ its place, and the rest of the batch is still decoded.
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any
+from itertools import islice
+from typing import Any, TypeVar
 
 from toolkit.archive import Archive
 from toolkit.data.example import Example
@@ -14,6 +15,8 @@ from toolkit.decoding import Search
 from toolkit.errors import DataError
 from toolkit.registrable import Registrable
 from toolkit.training.evaluation import predict
+
+T = TypeVar("T")
 
 
 class Predictor(Registrable):
@@ -73,11 +76,12 @@ class Predictor(Registrable):
 
     def predict_lines(self, lines: Iterable[str], batch_size: int = 64) -> Iterator[str]:
         """JSON lines for *lines*, decoded *batch_size* at a time so long inputs stream."""
-        chunk: list[str] = []
-        for line in lines:
-            chunk.append(line)
-            if len(chunk) == batch_size:
-                yield from (json.dumps(output, ensure_ascii=False) for output in self.predict_batch(chunk))
-                chunk = []
-        if chunk:
+        for chunk in chunks(lines, batch_size):
             yield from (json.dumps(output, ensure_ascii=False) for output in self.predict_batch(chunk))
+
+
+def chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Consecutive lists of *size* items (the last may be shorter), read lazily so that input streams."""
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
