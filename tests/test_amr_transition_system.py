@@ -6,6 +6,8 @@ import json
 
 import penman
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import REPO, data_root, run
 from toolkit.data.example import Example
@@ -237,3 +239,43 @@ def test_runaway_decoding_is_bounded_by_node_and_edge_caps():
     assert system.node_limit(1) == 7 and "COPY_LEMMA" not in state.allowed() and "DEPENDENT:mod:y" not in state.allowed()
     state = state.apply("LA:ARG0").apply("LA:ARG1")
     assert "LA:ARG2" not in state.allowed() and "RA:ARG2" in state.allowed()  # at most two edges s0 -> s1
+
+
+CANDIDATES = ("SHIFT", "REDUCE", "MERGE", "SWAP", "COPY_LEMMA", "COPY_SENSE01", "ENTITY:person", "PRED:thing",
+              "DEPENDENT:mod:y", "LA:ARG0", "RA:ARG1", "LA:root", "CLOSE")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 6), st.data())
+def test_an_adversarial_decoder_is_wrapped_up_within_the_action_budget(n, data):
+    """A model that avoids CLOSE as long as it can, picking any other allowed action, still ends with a
+    connected, rooted graph: past the budget only moves that progress towards CLOSE are allowed."""
+    system = AmrTransitionSystem(max_actions_per_token=2.0)
+    state = system.initial_state(Example([f"w{i}" for i in range(n)], meta={"lemmas": tuple(f"w{i}" for i in range(n))}))
+    bound = system.action_budget(n) + n + 2 * system.node_limit(n) + 3
+    for _ in range(bound):
+        if state.is_final():
+            break
+        allowed = [symbol for symbol in CANDIDATES if symbol in state.allowed()]
+        assert allowed, f"dead end at step {state.steps}"
+        state = state.apply(data.draw(st.sampled_from([s for s in allowed if s != "CLOSE"] or allowed)))
+    assert state.is_final() and state.steps <= bound
+    graph = penman.decode(state.result())
+    assert graph.top is not None and state._connected()
+
+
+def test_past_the_budget_only_finishing_moves_are_allowed():
+    system = AmrTransitionSystem(max_actions_per_token=1.0)  # budget: 1 x 3 + 10 = 13 actions
+    state = system.initial_state(Example(["a", "b", "c"], meta={"lemmas": ("a", "b", "c")}))
+    for action in ["COPY_LEMMA", "COPY_LEMMA", "COPY_LEMMA", "LA:ARG0", "SWAP"] + ["DEPENDENT:mod:y"] * 8:
+        state = state.apply(action)
+    assert state.steps == 13 and "DEPENDENT:mod:y" not in state.allowed() and "COPY_LEMMA" not in state.allowed()
+    assert "MERGE" not in state.allowed() and "SHIFT" in state.allowed()
+    state = state.apply("SHIFT").apply("SHIFT").apply("SHIFT")
+    # stack (bottom to top) 1 0 2 after the SWAP, edge 2 -> 1: 2 and 0 may be joined, 2 may go (1 stays)
+    assert state.stack == (1, 0, 2) and "RA:ARG1" in state.allowed() and "REDUCE" in state.allowed() and "SWAP" not in state.allowed()
+    state = state.apply("RA:ARG1")
+    assert "RA:ARG2" not in state.allowed() and "CLOSE" not in state.allowed() and "LA:root" in state.allowed()
+    state = state.apply("REDUCE")
+    assert "LA:mod" not in state.allowed()  # 0 and 1 are joined already
+    assert state.apply("LA:root").allowed() == AmrAllowed(close=True, reduce=True)

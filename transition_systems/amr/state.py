@@ -17,6 +17,11 @@ Actions (the paper's set; a label follows the first colon):
   so the graph can always still be connected).
 - ``CLOSE`` ends the parse: every token is consumed, the top is set and the graph is connected.
 
+Past the grammar's action budget (``max_actions_per_token`` per token) a state *wraps up*: it
+allows only moves that bring the parse strictly closer to ``CLOSE`` (SHIFT; then the top; arcs
+that join two components; REDUCE of a node whose component stays on the stack). An untrained
+model that would otherwise SWAP and attach until ``max_steps`` thus ends with a connected graph.
+
 States are values (a frozen dataclass of tuples), and :class:`AmrAllowed`, the answer of
 ``allowed()``, is hashable, so the model memoises its vocabulary masks.
 """
@@ -116,6 +121,7 @@ class AmrState(State):
     edges: tuple[tuple[int, str, int], ...] = ()
     top: int = -1
     swaps: int = 0  # SWAPs in a row
+    steps: int = 0  # actions so far, against the grammar's action budget
     closed: bool = False
 
     # ------------------------------------------------------------ State interface
@@ -124,6 +130,8 @@ class AmrState(State):
         if self.closed:
             return AmrAllowed()
         system, n = self.system, len(self.sentence.tokens)
+        if self.steps >= system.action_budget(n):
+            return self._wrap_up()
         tokens_left = self.cursor < n
         room = len(self.labels) < system.node_limit(n)
         create = tokens_left and self.here < system.max_nodes_per_span and room
@@ -198,7 +206,8 @@ class AmrState(State):
         words = self.sentence.tokens[self.cursor:self.span_end]
         labels = ("name",) + tuple('"' + word.replace('"', "'") + '"' for word in words)
         edges = ((node - 1, "name", node),) + tuple((node, f"op{i}", node + i) for i in range(1, len(words) + 1))
-        return state._replace(labels=state.labels + labels, anchors=state.anchors + (self.cursor,) * len(labels), edges=state.edges + edges)
+        return state._replace(labels=state.labels + labels, anchors=state.anchors + (self.cursor,) * len(labels), edges=state.edges + edges,
+                              steps=state.steps)
 
     def is_final(self) -> bool:
         return self.closed
@@ -210,9 +219,27 @@ class AmrState(State):
     # ------------------------------------------------------------ helpers
 
     def _replace(self, **changes: Any) -> AmrState:
+        """The state after one more action, with *changes*."""
         values = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        values["steps"] = self.steps + 1
         values.update(changes)
         return AmrState(**values)
+
+    def _wrap_up(self) -> AmrAllowed:
+        """What a state past its action budget allows: each move shifts a token, sets the top, joins two
+        components or pops a node whose component keeps another node on the stack, so CLOSE comes within
+        tokens + 2 x nodes + 2 actions. Every component keeps a node on the stack (REDUCE demands it), so
+        until the graph is connected either ``s0`` and ``s1`` lie in different components or ``s0`` can go."""
+        n = len(self.sentence.tokens)
+        if self.cursor < n:
+            shift = self.span_end < n or bool(self.labels)
+            return AmrAllowed(shift=shift, create=not shift, preds=frozenset())  # the last token makes a node if none exists
+        depth, component = len(self.stack), self.components()
+        joins = depth >= 2 and component[self.stack[-1]] != component[self.stack[-2]]
+        return AmrAllowed(
+            arcs=joins, reduce=depth >= 2 and self._shares_component(self.stack[-1]), root=depth >= 1 and self.top < 0,
+            close=bool(self.labels) and self.top >= 0 and len(set(component)) == 1,
+        )
 
     def _create(self, label: str) -> AmrState:
         node = len(self.labels)

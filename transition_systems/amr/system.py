@@ -94,6 +94,10 @@ class AmrTransitionSystem(Grammar):
         max_nodes: how many nodes a graph may have (bounds a runaway decode).
         max_nodes_per_token: and at most this many per token, plus 4 (the Little Prince has at
             most 1.4; an ENTITY's name and strings count too).
+        max_actions_per_token: the action budget: after this many actions per token, plus 10,
+            the state only allows moves that finish the graph (see ``AmrState.allowed``), so even
+            an untrained model's decode ends, well-formed, in a bounded number of steps. The
+            Little Prince oracle needs at most 5.8 (2.9 on average).
         smatch_seed: the seed of Smatch's random restarts in ``toolkit oracle``.
         force_align: make the nodes no alignment rule reaches at a graph neighbour's token (the
             paper's trick). ``false`` leaves them out of the oracle (to measure what the trick is
@@ -112,6 +116,7 @@ class AmrTransitionSystem(Grammar):
         max_nodes_per_span: int = 24,
         max_nodes: int = 200,
         max_nodes_per_token: float = 3.0,
+        max_actions_per_token: float = 6.0,
         smatch_seed: int = 13,
         force_align: bool = True,
     ) -> None:
@@ -127,12 +132,18 @@ class AmrTransitionSystem(Grammar):
         if pred_labels is not None:
             self.pred_labels = {lemma: frozenset(labels) | self.open_labels for lemma, labels in pred_labels.items()}
         self.max_merge, self.max_nodes_per_span, self.max_nodes = max_merge, max_nodes_per_span, max_nodes
-        self.max_nodes_per_token = max_nodes_per_token
+        if max_actions_per_token <= 0:
+            raise ConfigurationError(f"grammar.max_actions_per_token must be > 0, got {max_actions_per_token}")
+        self.max_nodes_per_token, self.max_actions_per_token = max_nodes_per_token, max_actions_per_token
         self.smatch_seed, self.force_align = smatch_seed, force_align
 
     def node_limit(self, tokens: int) -> int:
         """The most nodes a graph of a *tokens*-token sentence may have."""
         return min(self.max_nodes, int(self.max_nodes_per_token * tokens) + 4)
+
+    def action_budget(self, tokens: int) -> int:
+        """How many actions a parse of a *tokens*-token sentence takes freely before it must wrap up."""
+        return int(self.max_actions_per_token * tokens) + 10
 
     # ------------------------------------------------------------ Grammar interface
 
