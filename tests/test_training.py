@@ -1,12 +1,18 @@
 """Training mechanics: exact resume, checkpoint averaging, schedules."""
 
 import json
+import struct
+import sys
+import types
 
 import pytest
 import torch
 from safetensors.torch import load_file
 
 from tests.conftest import FIXTURES
+from toolkit.archive import load_archive
+from toolkit.data.dataset_readers import DatasetReader
+from toolkit.data.dataset_readers.tsv import TsvReader
 from toolkit.errors import ConfigurationError, TrainingError
 from toolkit.params import Params
 from toolkit.training.schedulers import InverseSqrtScheduler, NoamScheduler
@@ -183,3 +189,50 @@ def test_out_of_memory_on_a_batch_skips_it(geo_slice, tmp_path, monkeypatch):
     train_model(params(geo_slice, **{"trainer.num_epochs": 1, "trainer.max_tokens": 128}), tmp_path / "run")
     assert json.loads((tmp_path / "run" / "metrics_epoch_0.json").read_text())["skipped_steps"] == 1
     assert "skipped an optimizer step: out of memory on a batch of" in (tmp_path / "run" / "out.log").read_text()
+
+
+@DatasetReader.register("test_doubling")
+class DoublingReader(TsvReader):
+    """Every example twice: a stand-in for an augmenting reader."""
+
+    def _read(self, path):
+        for example in super()._read(path):
+            yield example
+            yield example
+
+
+def test_validation_test_and_archive_read_with_the_validation_reader(geo_slice, tmp_path, caplog):
+    directory = tmp_path / "run"
+    overrides = {"dataset_reader": {"type": "test_doubling"}, "validation_dataset_reader": {"type": "tsv"},
+                 "test_data_path": str(geo_slice["test"]), "trainer.num_epochs": 1}
+    with caplog.at_level("INFO"):
+        train_model(params(geo_slice, **overrides), directory)
+    assert "read 80 training and 10 validation examples" in caplog.text
+    assert type(load_archive(directory / "model.tar.gz").dataset_reader) is TsvReader
+
+
+def test_training_writes_its_curves_and_tensorboard_scalars(geo_slice, tmp_path, monkeypatch):
+    """The PNG is a real image of the right size; TensorBoard gets every numeric result under training/ and
+    validation/ (a stand-in SummaryWriter: the tensorboard package is an optional extra)."""
+    scalars = []
+
+    class Writer:
+        def __init__(self, logdir):
+            assert logdir.endswith("tensorboard")
+
+        def add_scalar(self, tag, value, step):
+            scalars.append((tag, step))
+
+        flush = close = lambda self: None
+
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", types.SimpleNamespace(SummaryWriter=Writer))
+    train_model(params(geo_slice, **{"trainer.num_epochs": 2}), tmp_path / "run")
+    png = (tmp_path / "run" / "training_curves.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (900, 340)
+    assert {("training/loss", 0), ("validation/loss", 1), ("validation/exact_match", 1), ("run/elapsed_seconds", 1)} <= set(scalars)
+
+
+def test_without_matplotlib_training_still_ends(geo_slice, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # import raises ImportError
+    train_model(params(geo_slice, **{"trainer.num_epochs": 1}), tmp_path / "run")
+    assert (tmp_path / "run" / "model.tar.gz").exists() and not (tmp_path / "run" / "training_curves.png").exists()

@@ -89,7 +89,8 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
         try:
             grammar = Grammar.from_params(params.pop("grammar", {}))
             model = Model.from_params(params.pop("model"), vocab=vocab, grammar=grammar)
-            reader = DatasetReader.from_params(params.pop("dataset_reader"))
+            # the reader for unseen data: training's may augment (e.g. data recombination)
+            reader = DatasetReader.from_params(params.pop("validation_dataset_reader", None) or params.pop("dataset_reader"))
             metrics = [Metric.from_params(p) for p in params.pop("metrics", [])]
         except ToolkitError as error:
             raise ArchiveError(f"{path}: its config no longer builds: {error}") from None

@@ -3,6 +3,8 @@
 The config's top level:
 
     dataset_reader         how to read the data files (e.g. {"type": "tsv"})
+    validation_dataset_reader  optional: how to read validation, test and prediction inputs when
+                           training's reader differs (it augments, e.g. data recombination)
     train_data_path        required
     validation_data_path   optional: enables early stopping and best-checkpoint averaging
     test_data_path         optional: evaluated once after training, into metrics.json
@@ -40,6 +42,7 @@ from toolkit.params import Params
 from toolkit.plugins import write_plugins
 from toolkit.registrable import record_built
 from toolkit.training.checkpointer import load_weights
+from toolkit.training.curves import plot_training_curves
 from toolkit.training.distributed import Distributed, close_distributed, init_distributed
 from toolkit.training.evaluation import evaluate
 from toolkit.training.trainer import Trainer, seed_everything
@@ -141,6 +144,7 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
     seed = params.pop_int("random_seed", 13)
     seed_everything(seed)
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    validation_reader = DatasetReader.from_params(params.pop("validation_dataset_reader")) if "validation_dataset_reader" in params else reader
     train_path = params.pop("train_data_path")
     validation_path = params.pop("validation_data_path", None)
     test_path = params.pop("test_data_path", None)
@@ -148,7 +152,7 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
     grammar = Grammar.from_params(params.pop("grammar", {}))
 
     train_examples = reader.read(train_path)
-    validation_examples = reader.read(validation_path) if validation_path else None
+    validation_examples = validation_reader.read(validation_path) if validation_path else None
     logger.info("read %d training and %d validation examples", len(train_examples), len(validation_examples or []))
     if fitted := grammar.fit(train_examples):
         config["grammar"] = {**config.get("grammar", {}), **fitted}  # the archive rebuilds the fitted grammar
@@ -189,8 +193,9 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
 
     final = {"training_epochs": len(history), **(history[-1] if history else {})}
     if test_path:
-        test_metrics = evaluate(model, reader.read(test_path), metrics, trainer.decode_max_tokens)
+        test_metrics = evaluate(model, validation_reader.read(test_path), metrics, trainer.decode_max_tokens)
         final.update({f"test_{name}": value for name, value in test_metrics.items()})
         logger.info("test: %s", json.dumps(test_metrics))
     (directory / "metrics.json").write_text(json.dumps(final, indent=2))
+    plot_training_curves(history, directory)
     return write_archive(directory, model)

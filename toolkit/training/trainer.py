@@ -31,6 +31,7 @@ from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
 from toolkit.registrable import Registrable
 from toolkit.training.checkpointer import Checkpointer
+from toolkit.training.curves import TensorBoardLog
 from toolkit.training.device import PRECISION_DTYPES, autocast, resolve_device, resolve_precision
 from toolkit.training.distributed import Distributed
 from toolkit.training.evaluation import move_to_device, predict, score
@@ -199,6 +200,7 @@ class GradientDescentTrainer(Trainer):
             logger.info("recovered from epoch %d", state["epoch"])
             preprocessing_seconds = 0.0
 
+        tensorboard = TensorBoardLog(serialization_dir) if distributed.is_main else None
         for epoch in range(start_epoch, self.num_epochs):
             if bad_epochs and self.patience is not None and bad_epochs >= self.patience:
                 logger.info("stopping early: no improvement in %s for %d validations", self.metric_name, bad_epochs)
@@ -238,6 +240,8 @@ class GradientDescentTrainer(Trainer):
             results["best_epoch"] = max(kept)[1] if kept else epoch
             history.append(results)
             logger.info("epoch %d: %s", epoch, json.dumps(results))
+            if tensorboard is not None:
+                tensorboard.add(epoch, results)
             rng_per_rank = distributed.gather(rng_state())
             if distributed.is_main:
                 Path(serialization_dir, f"metrics_epoch_{epoch}.json").write_text(json.dumps(results, indent=2))
@@ -260,6 +264,8 @@ class GradientDescentTrainer(Trainer):
                     [epoch for _, epoch in kept] + [epoch],  # the newest weights stay, for --recover
                 )
             distributed.barrier()  # the checkpoint is complete before any rank reads it
+        if tensorboard is not None:
+            tensorboard.close()
         # Stopped before any validation (a tight time budget): the newest weights are all there is.
         epochs = sorted(epoch for _, epoch in kept) or [history[-1]["epoch"]]
         logger.info("final weights: the average of epochs %s", epochs)
