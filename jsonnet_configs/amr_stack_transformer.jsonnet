@@ -7,9 +7,10 @@
 // with the span's lemma in training (grammar.fit records them as grammar.pred_labels in the run's config).
 //
 // Sized for a 2-core CPU, no pretrained embeddings: 3+3 layers of width 256, 5.6M parameters (about 39 actions
-// per graph, 49k training actions per epoch). Early epochs validate slowly: a parser that has not learned to
-// CLOSE decodes up to max_steps (a 1-epoch smoke on 30 graphs took 45 s per epoch on 2 cores, most of it greedy
-// validation). A time budget for CPU runs (every row of a comparison gets the same one):
+// per graph, 49k training actions per epoch). A parser that has not learned to CLOSE is wrapped up by the
+// grammar's action budget (grammar.max_actions_per_token, 6: past it only moves towards CLOSE are allowed), so
+// early validation stays fast: about 30 s per epoch on one CPU thread. A time budget for CPU runs (every row
+// of a comparison gets the same one):
 //   toolkit train jsonnet_configs/amr_stack_transformer.jsonnet -s runs/amr_stack_buffer -o '{"trainer.max_minutes": 60}'
 // Ablation, same budget: the plain Transformer over the same actions (no stack/buffer heads):
 //     -o '{"model.decoder.stack_heads": [], "model.decoder.buffer_heads": []}'
