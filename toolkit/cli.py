@@ -1,4 +1,4 @@
-"""The `toolkit` command: train, evaluate, predict, oracle, list.
+"""The `toolkit` command: train, evaluate, predict, visualize, oracle, list.
 
 A mistake in the user's input (config, data, archive) prints one ``error:`` line and exits with
 status 1; click's own usage errors exit with 2. Only bugs show a traceback.
@@ -136,6 +136,28 @@ def predict(archive: str, input_file: str, predictor: str | None, output_file: s
             source.close()
         if sink is not sys.stdout:
             sink.close()
+
+
+@cli.command()
+@click.argument("archive", type=click.Path())
+@click.argument("input_file", metavar="INPUT", type=click.Path())
+@click.option("-o", "--output-dir", required=True, type=click.Path(file_okay=False), help="Where the pictures go (one folder per sentence).")
+@click.option("--max-sentences", type=click.IntRange(min=1), default=5, show_default=True, help="Draw the first N sentences of INPUT.")
+@device_option
+@include_option
+def visualize(archive: str, input_file: str, output_dir: str, max_sentences: int, device: str, include: tuple[str, ...]) -> None:
+    """Draw what ARCHIVE does with the sentences of INPUT (one per line, as `predict` reads them); prints each file written.
+
+    Attention heatmaps (encoder self-attention per layer and head, output symbols against source
+    tokens), a transition parser's stack and buffer per action, and the predicted structure: a
+    dependency tree (displaCy SVG), an AMR graph (Graphviz) or a logical-form tree. A picture the
+    archive has no material for is skipped with a note. Needs the `viz` extra.
+    """
+    from toolkit.visualization.command import visualize_archive
+
+    _setup(include)
+    for path in visualize_archive(archive, input_file, output_dir, max_sentences, device, note=lambda message: click.echo(f"note: {message}", err=True)):
+        click.echo(str(path))
 
 
 @cli.command()

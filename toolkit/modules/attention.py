@@ -2,7 +2,14 @@
 
 Shapes: B batch, H heads, T query length, S key length, D model size, d = D / H.
 Masks are boolean and broadcast to (B, H, T, S); ``True`` means "may attend".
+
+The fused kernel never materialises the attention probabilities. To look at them (``toolkit
+visualize``), set a module's :attr:`MultiHeadAttention.recorder`: every call then also computes
+the (B, H, T, S) probabilities explicitly and hands them to it. Unset, the forward path is the
+fused kernel alone, unchanged.
 """
+
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -10,6 +17,8 @@ from torch import nn
 
 
 class MultiHeadAttention(nn.Module):
+    recorder: Callable[["MultiHeadAttention", torch.Tensor], None] | None = None  # set per module to see its probabilities
+
     def __init__(self, dim: int, num_heads: int, dropout: float = 0.0):
         super().__init__()
         if dim % num_heads:
@@ -43,6 +52,8 @@ class MultiHeadAttention(nn.Module):
         self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False
     ) -> torch.Tensor:
         """Attention of projected queries *q* (B, H, T, d); returns the merged, projected heads (B, T, D)."""
+        if self.recorder is not None:
+            self.recorder(self, attention_probabilities(q, keys, mask, causal))
         dropout = self.dropout if self.training else 0.0
         out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, dropout_p=dropout, is_causal=causal)
         batch, _, length, _ = out.shape
@@ -51,6 +62,20 @@ class MultiHeadAttention(nn.Module):
     def forward(self, query: torch.Tensor, source: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False) -> torch.Tensor:
         keys, values = self.project_keys_values(source)
         return self.attend(query, keys, values, mask, causal)
+
+
+def attention_probabilities(q: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False) -> torch.Tensor:
+    """The (B, H, T, S) probabilities ``scaled_dot_product_attention`` weighs the values with (no dropout).
+
+    *mask* is boolean (``True``: may attend) or additive, as the kernel takes it. A query that may
+    attend to nothing gets a row of zeros where the kernel would give NaN.
+    """
+    scores = (q @ keys.transpose(-1, -2)).float() * q.size(-1) ** -0.5
+    if causal:
+        scores = scores.masked_fill(~torch.ones(scores.shape[-2:], dtype=torch.bool, device=q.device).tril(), float("-inf"))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask.float()
+    return scores.softmax(dim=-1).nan_to_num(0.0)
 
 
 def padding_mask(mask: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,155 @@
+"""``toolkit visualize ARCHIVE INPUT -o DIR``: every picture a trained model offers, for the first sentences of INPUT.
+
+Each sentence gets a folder ``DIR/sentence_<line>/`` with, as far as the archive has them:
+
+- ``encoder_layer<k>.png``: encoder self-attention per head (``_phase2``: the hypernode encoder's second phase);
+- ``cross_layer<k>.png``: the decoder's attention from each output symbol to the source tokens;
+- ``stack_buffer.png``: a transition parser's stack and buffer before each action;
+- ``tree.svg`` (dependency tree), ``graph.svg`` or ``graph.dot`` (AMR), ``logical_form.png`` (logical form);
+- ``prediction.txt``: the tokens, the predicted symbols and the result, as text.
+
+A picture an archive has no material for (a tagger has no decoder, a translation no tree) is
+skipped with one note for the run, not an error.
+"""
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from toolkit.errors import DataError, ToolkitError
+from toolkit.models.model import Model
+
+DPI = 100  # small files that stay readable; tick labels are 7 pt
+Note = Callable[[str], None]
+
+
+def require_plotting() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise ToolkitError('toolkit visualize needs matplotlib: pip install "parsing-toolkit[viz]"') from None
+
+
+def read_sentences(path: str | Path, max_sentences: int) -> list[tuple[int, str]]:
+    """The first *max_sentences* non-blank lines of *path*, with their line numbers."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"input file not found: {path}")
+    sentences = []
+    with path.open(encoding="utf-8-sig", errors="replace") as lines:
+        for number, line in enumerate(lines, start=1):
+            if line.strip():
+                sentences.append((number, line.strip()))
+                if len(sentences) == max_sentences:
+                    break
+    if not sentences:
+        raise DataError(f"{path}: no sentences to visualize (the file has no non-blank line)")
+    return sentences
+
+
+class OnceNotes:
+    """Passes each distinct note on once: a run over five sentences says "no decoder" once, not five times."""
+
+    def __init__(self, note: Note):
+        self.note, self.seen = note, set()
+
+    def __call__(self, message: str) -> None:
+        if message not in self.seen:
+            self.seen.add(message)
+            self.note(message)
+
+
+def visualize_archive(
+    archive: str | Path, input_path: str | Path, output_dir: str | Path, max_sentences: int = 5, device: str = "auto", note: Note = print
+) -> Iterator[Path]:
+    """Draw the pictures of the first *max_sentences* sentences of *input_path*; yields each file as it is written."""
+    from toolkit import load_predictor
+
+    require_plotting()
+    if not Path(archive).exists():
+        raise ToolkitError(f"archive not found: {archive}")
+    sentences = read_sentences(input_path, max_sentences)
+    predictor = load_predictor(archive, device=device)
+    notes = OnceNotes(note)
+    for number, line in sentences:
+        try:
+            example = predictor.to_example(line)
+        except DataError as error:
+            notes(f"{input_path}:{number}: skipped: {error}")
+            continue
+        directory = Path(output_dir) / f"sentence_{number}"
+        directory.mkdir(parents=True, exist_ok=True)
+        yield from draw_sentence(predictor.model, example, directory, notes)
+
+
+def draw_sentence(model: Model, example, directory: Path, notes: Note) -> Iterator[Path]:
+    from toolkit.visualization.heatmaps import cross_attention_figures, encoder_figures
+    from toolkit.visualization.stack_buffer import (
+        has_stack_and_buffer,
+        stack_buffer_figure,
+    )
+    from toolkit.visualization.trace import trace
+
+    traced = trace(model, example)
+    figures = encoder_figures(traced, model.encoder)
+    decoder = getattr(model, "decoder", None)
+    if decoder is None:
+        notes(f"a {type(model).__name__} model has no decoder: no cross-attention or stack/buffer pictures")
+    else:
+        figures.update(cross_attention_figures(traced, decoder))
+        if has_stack_and_buffer(traced.steps):
+            figures["stack_buffer.png"] = stack_buffer_figure(traced.steps, traced.tokens, traced.symbols)
+        else:
+            notes(f"grammar {type(model.grammar).__name__} has no stack or buffer: no stack/buffer picture")
+    for file, figure in figures.items():
+        figure.savefig(directory / file, dpi=DPI)
+        yield directory / file
+    structure = draw_structure(model.grammar, traced.tokens, traced.result, directory, notes)
+    if structure is not None:
+        yield structure
+    text = directory / "prediction.txt"
+    text.write_text(f"tokens: {' '.join(traced.tokens)}\nsymbols: {' '.join(traced.symbols)}\nresult: {traced.result}\n", encoding="utf-8")
+    yield text
+
+
+def draw_structure(grammar, tokens: list[str], result: Any, directory: Path, notes: Note) -> Path | None:
+    """The predicted structure as a picture, or ``None`` (with a note) where there is none to draw."""
+    from toolkit.visualization.structures import (
+        Unavailable,
+        amr_digraph,
+        dependency_svg,
+        logical_form_tree,
+        tree_figure,
+        write_graph,
+    )
+    from transition_systems.amr.system import AmrTransitionSystem
+    from tree_codecs.tree import parse_lisp
+
+    kind = type(grammar).__name__
+    if hasattr(result, "heads") and hasattr(result, "deprels"):
+        try:
+            svg = dependency_svg(tokens, result.heads, result.deprels)
+        except Unavailable as error:
+            notes(str(error))
+            return None
+        path = directory / "tree.svg"
+        path.write_text(svg, encoding="utf-8")
+        return path
+    if isinstance(grammar, AmrTransitionSystem):
+        try:
+            dot = amr_digraph(str(result))
+        except ImportError:
+            notes('AMR graphs are drawn with the graphviz package, which is not installed: pip install "parsing-toolkit[viz]"')
+            return None
+        return write_graph(dot, directory / "graph", notes)
+    if isinstance(result, str):
+        try:
+            tree = logical_form_tree(result, getattr(grammar, "parse_text", parse_lisp))
+        except ValueError:
+            notes(f"the outputs of grammar {kind} here are not trees (e.g. translations): no structure picture")
+            return None
+        path = directory / "logical_form.png"
+        tree_figure(tree, result if len(result) <= 120 else result[:119] + "…").savefig(path, dpi=DPI)
+        return path
+    notes(f"grammar {kind} outputs {type(result).__name__} (e.g. tags): no structure picture")
+    return None
