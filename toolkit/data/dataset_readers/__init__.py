@@ -7,6 +7,7 @@ from toolkit.data.dataset_readers.conllu import ConlluReader, DependencyTree
 from toolkit.data.dataset_readers.dataset_reader import DatasetReader
 from toolkit.data.dataset_readers.parallel_text import ParallelTextReader
 from toolkit.data.dataset_readers.penman import PenmanReader
+from toolkit.data.dataset_readers.recombination import RecombinationReader  # noqa: F401 (registers "recombination")
 from toolkit.data.dataset_readers.tsv import TsvReader
 
 __all__ = ["ConlluReader", "DatasetReader", "DependencyTree", "ParallelTextReader", "PenmanReader", "TsvReader"]
