@@ -28,8 +28,8 @@ def heatmap_figure(
     panels: Sequence[tuple[str, torch.Tensor]], rows: Sequence[str], columns: Sequence[str], title: str, row_axis: str, column_axis: str
 ) -> Figure:
     """A grid of heatmaps, one per (title, (T, S) matrix) panel; each panel is scaled to its own maximum."""
-    columns_per_row = min(len(panels), 4)
-    grid_rows = math.ceil(len(panels) / columns_per_row)
+    grid_rows = math.ceil(len(panels) / 5)  # at most five panels a row, the rows as even as can be
+    columns_per_row = math.ceil(len(panels) / grid_rows)
     cell = 0.2  # inches per token
     panel_width = max(2.6, cell * len(columns) + 1.4)
     panel_height = max(2.4, cell * len(rows) + 1.4)
@@ -57,12 +57,16 @@ def layer_of(name: str) -> tuple[int, str] | None:
 # ---------------------------------------------------------------- encoder self-attention
 
 
+def has_phrase_heads(encoder, layer: int) -> bool:
+    """Whether layer *layer* (from 0) of a PhraseTransformer encoder has n-gram heads."""
+    return getattr(encoder, "gram_sizes", None) is not None and layer + 1 in getattr(encoder, "phrase_layers", ())
+
+
 def encoder_head_names(encoder, layer: int, num_heads: int) -> list[str]:
     """``head h``, or ``head h (n-gram)`` / ``head h (word)`` in a PhraseTransformer layer with phrase heads."""
-    gram_sizes = getattr(encoder, "gram_sizes", None)
-    if gram_sizes is None or layer + 1 not in getattr(encoder, "phrase_layers", ()):
+    if not has_phrase_heads(encoder, layer):
         return [f"head {h}" for h in range(num_heads)]
-    return [f"head {h} ({n}-gram)" if n else f"head {h} (word)" for h, n in enumerate(gram_sizes)]
+    return [f"head {h} ({n}-gram)" if n else f"head {h} (word)" for h, n in enumerate(encoder.gram_sizes)]
 
 
 def encoder_node_labels(encoder, tokens: Sequence[str]) -> list[str]:
@@ -90,6 +94,8 @@ def encoder_figures(trace: Trace, encoder) -> dict[str, Figure]:
         what = "phase 2 (inside phrases)" if phase_two else "self-attention"
         title = f"encoder layer {layer + 1} {what}"
         axis = "keys (words, then phrases)" if size > len(trace.tokens) else "keys"
+        if has_phrase_heads(encoder, layer):
+            axis = "keys (in an n-gram head: the n-gram ending here)"
         file = f"encoder_layer{layer + 1}{'_phase2' if phase_two else ''}.png"
         figures[file] = heatmap_figure(list(zip(heads, weights)), nodes, nodes, title, "queries", axis)
     return figures

@@ -78,11 +78,8 @@ def write_graph(dot, stem: Path, note: Callable[[str], None]) -> Path:
 
 
 def logical_form_tree(text: str, parse: Callable[[str], Tree] = parse_lisp) -> Tree:
-    """The tree of a logical form (``( lambda $0 e ( state:t $0 ) )``); ``ValueError`` if it is not one."""
-    tree = parse(text)
-    if not tree.children:
-        raise ValueError(f"{text!r} is a single symbol, not a tree")
-    return tree
+    """The tree of a logical form (``( lambda $0 e ( state:t $0 ) )``, or one atom); ``ValueError`` if it is not one."""
+    return parse(text)
 
 
 def tree_layout(tree: Tree) -> list[tuple[str, float, int, int]]:
