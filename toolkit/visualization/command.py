@@ -12,6 +12,7 @@ A picture an archive has no material for (a tagger has no decoder, a translation
 skipped with one note for the run, not an error.
 """
 
+import io
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,15 @@ class OnceNotes:
             self.note(message)
 
 
+def save_png(figure, path: Path) -> None:
+    """A PNG with an adaptive 256-colour palette: a third of the RGBA file's size, and the same picture to the eye."""
+    from PIL import Image  # matplotlib's own dependency
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI)
+    Image.open(buffer).convert("RGB").quantize(256).save(path, optimize=True)
+
+
 def visualize_archive(
     archive: str | Path, input_path: str | Path, output_dir: str | Path, max_sentences: int = 5, device: str = "auto", note: Note = print
 ) -> Iterator[Path]:
@@ -102,7 +112,7 @@ def draw_sentence(model: Model, example, directory: Path, notes: Note) -> Iterat
         else:
             notes(f"grammar {type(model.grammar).__name__} has no stack or buffer: no stack/buffer picture")
     for file, figure in figures.items():
-        figure.savefig(directory / file, dpi=DPI)
+        save_png(figure, directory / file)
         yield directory / file
     structure = draw_structure(model.grammar, traced.tokens, traced.result, directory, notes)
     if structure is not None:
@@ -149,7 +159,7 @@ def draw_structure(grammar, tokens: list[str], result: Any, directory: Path, not
             notes(f"the outputs of grammar {kind} here are not trees (e.g. translations): no structure picture")
             return None
         path = directory / "logical_form.png"
-        tree_figure(tree, result if len(result) <= 120 else result[:119] + "…").savefig(path, dpi=DPI)
+        save_png(tree_figure(tree, result if len(result) <= 120 else result[:119] + "…"), path)
         return path
     notes(f"grammar {kind} outputs {type(result).__name__} (e.g. tags): no structure picture")
     return None

@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from toolkit.visualization.trace import Trace
 
 MAX_LABEL = 22  # characters of a tick label; longer symbols are cut with an ellipsis
+MAX_WIDTH = 16.0  # inches a figure may take before its panels wrap to another row
 NULL_SLOT = "∅ (null)"  # the Stack-Transformer's extra key for an empty stack or buffer
 LAYER_NAME = re.compile(r"\blayers\.(\d+)\.(\w+)$")
 
@@ -28,18 +29,20 @@ def heatmap_figure(
     panels: Sequence[tuple[str, torch.Tensor]], rows: Sequence[str], columns: Sequence[str], title: str, row_axis: str, column_axis: str
 ) -> Figure:
     """A grid of heatmaps, one per (title, (T, S) matrix) panel; each panel is scaled to its own maximum."""
-    grid_rows = math.ceil(len(panels) / 5)  # at most five panels a row, the rows as even as can be
-    columns_per_row = math.ceil(len(panels) / grid_rows)
     cell = 0.2  # inches per token
-    panel_width = max(2.6, cell * len(columns) + 1.4)
+    panel_width = max(3.0, cell * len(columns) + 1.8)
     panel_height = max(2.4, cell * len(rows) + 1.4)
+    widest = max(1, min(5, int(MAX_WIDTH // panel_width)))  # panels a row
+    grid_rows = math.ceil(len(panels) / widest)
+    columns_per_row = math.ceil(len(panels) / grid_rows)  # the rows as even as can be
     figure = Figure(figsize=(panel_width * columns_per_row, panel_height * grid_rows + 0.5), layout="constrained")
     figure.suptitle(title, fontsize=10)
     axes = figure.subplots(grid_rows, columns_per_row, squeeze=False)
     for ax in axes.flat[len(panels):]:
         ax.set_axis_off()
     for ax, (name, matrix) in zip(axes.flat, panels):
-        ax.imshow(matrix.numpy(), cmap="viridis", vmin=0.0, vmax=max(float(matrix.max()), 1e-6), aspect="auto", interpolation="nearest")
+        image = ax.imshow(matrix.numpy(), cmap="viridis", vmin=0.0, vmax=max(float(matrix.max()), 1e-6), aspect="auto", interpolation="nearest")
+        figure.colorbar(image, ax=ax, fraction=0.05, pad=0.02).ax.tick_params(labelsize=6)
         ax.set_title(name, fontsize=9)
         ax.set_xticks(range(len(columns)), [short(c) for c in columns], rotation=90, fontsize=7)
         ax.set_yticks(range(len(rows)), [short(r) for r in rows], fontsize=7)
