@@ -145,9 +145,18 @@ def test_stack_buffer_grid_of_a_hand_checked_arc_standard_parse():
 
 
 def test_logical_form_tree_layout_reuses_the_tree_codec():
-    from toolkit.visualization.structures import logical_form_tree, tree_layout
+    from toolkit.visualization.structures import (
+        logical_form_tree,
+        tree_figure,
+        tree_layout,
+    )
 
-    tree = logical_form_tree("( lambda $0 e ( and ( state:t $0 ) ( next_to:t $0 s0 ) ) )")
+    text = "( lambda $0 e ( and ( state:t $0 ) ( next_to:t $0 s0 ) ) )"
+    tree = logical_form_tree(text)
+    figure = tree_figure(tree, text)
+    labels = [t for t in figure.axes[0].texts] + [figure.axes[0].title]
+    assert [t.get_text() for t in labels[:2]] == ["lambda", "$0"] and labels[-1].get_text() == text
+    assert not any(t.get_parse_math() for t in labels)  # "$0 ... $0" is a variable twice, not TeX
     nodes = tree_layout(tree)
     assert [label for label, *_ in nodes] == ["lambda", "$0", "e", "and", "state:t", "$0", "next_to:t", "$0", "s0"]
     leaves = [x for label, x, depth, parent in nodes if label in ("$0", "e", "s0")]

@@ -36,16 +36,16 @@ def heatmap_figure(
     grid_rows = math.ceil(len(panels) / widest)
     columns_per_row = math.ceil(len(panels) / grid_rows)  # the rows as even as can be
     figure = Figure(figsize=(panel_width * columns_per_row, panel_height * grid_rows + 0.5), layout="constrained")
-    figure.suptitle(title, fontsize=10)
+    figure.suptitle(title, fontsize=10, parse_math=False)
     axes = figure.subplots(grid_rows, columns_per_row, squeeze=False)
     for ax in axes.flat[len(panels):]:
         ax.set_axis_off()
     for ax, (name, matrix) in zip(axes.flat, panels):
         image = ax.imshow(matrix.numpy(), cmap="viridis", vmin=0.0, vmax=max(float(matrix.max()), 1e-6), aspect="auto", interpolation="nearest")
         figure.colorbar(image, ax=ax, fraction=0.05, pad=0.02).ax.tick_params(labelsize=6)
-        ax.set_title(name, fontsize=9)
-        ax.set_xticks(range(len(columns)), [short(c) for c in columns], rotation=90, fontsize=7)
-        ax.set_yticks(range(len(rows)), [short(r) for r in rows], fontsize=7)
+        ax.set_title(name, fontsize=9, parse_math=False)
+        ax.set_xticks(range(len(columns)), [short(c) for c in columns], rotation=90, fontsize=7, parse_math=False)
+        ax.set_yticks(range(len(rows)), [short(r) for r in rows], fontsize=7, parse_math=False)
         ax.set_xlabel(column_axis, fontsize=8)
         ax.set_ylabel(row_axis, fontsize=8)
     return figure

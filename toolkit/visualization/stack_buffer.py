@@ -43,8 +43,8 @@ def stack_buffer_figure(steps: Sequence[Mapping[str, Any]], tokens: Sequence[str
     ax.imshow(where.numpy(), cmap=ListedColormap(COLOURS), vmin=0, vmax=2, aspect="auto", interpolation="nearest")
     for t, s in (depth >= 0).nonzero().tolist():
         ax.text(s, t, str(int(depth[t, s])), ha="center", va="center", fontsize=6, color="white")
-    ax.set_xticks(range(len(tokens)), [short(token) for token in tokens], rotation=90, fontsize=7)
-    ax.set_yticks(range(len(symbols)), [short(symbol) for symbol in symbols], fontsize=7)
+    ax.set_xticks(range(len(tokens)), [short(token) for token in tokens], rotation=90, fontsize=7, parse_math=False)
+    ax.set_yticks(range(len(symbols)), [short(symbol) for symbol in symbols], fontsize=7, parse_math=False)
     ax.set_xlabel("source tokens", fontsize=8)
     ax.set_ylabel("action (taken in the state shown)", fontsize=8)
     ax.set_title("stack (depth, 0 = top) and buffer before each action", fontsize=9)

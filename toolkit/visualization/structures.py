@@ -113,11 +113,11 @@ def tree_figure(tree: Tree, title: str = "") -> Figure:
         if parent >= 0:
             ax.plot([nodes[parent][1], x], [-nodes[parent][2], -d], color="#888888", linewidth=0.8, zorder=1)
     for label, x, d, _ in nodes:
-        ax.text(x, -d, short(label), ha="center", va="center", fontsize=8, zorder=2,
+        ax.text(x, -d, short(label), ha="center", va="center", fontsize=8, zorder=2, parse_math=False,
                 bbox={"boxstyle": "round,pad=0.25", "facecolor": "#dde6f3", "edgecolor": "#4c72b0", "linewidth": 0.6})
     ax.set_xlim(-0.7, width - 0.3)
     ax.set_ylim(-depth + 0.4, 0.5)
     ax.set_axis_off()
     if title:
-        ax.set_title(title, fontsize=8)
+        ax.set_title(title, fontsize=8, parse_math=False)
     return figure
