@@ -340,11 +340,22 @@ def test_bad_inputs_get_one_line(semantic_archive, monkeypatch, capsys, tmp_path
     empty = tmp_path / "empty.txt"
     empty.write_text("\n  \n")
     cases = [
-        ((tmp_path / "missing.tar.gz", questions), "archive not found"),
-        ((semantic_archive, tmp_path / "missing.txt"), "input file not found"),
-        ((semantic_archive, empty), "no sentences"),
+        ((tmp_path / "missing.tar.gz", questions, tmp_path / "out"), "archive not found"),
+        ((questions, questions, tmp_path / "out"), "not a readable model archive"),
+        ((semantic_archive, tmp_path / "missing.txt", tmp_path / "out"), "input file not found"),
+        ((semantic_archive, empty, tmp_path / "out"), "no sentences"),
+        ((semantic_archive, questions, empty / "out"), "cannot create the output directory"),
     ]
-    for (archive, inputs), message in cases:
-        code, _stdout, stderr = run(monkeypatch, capsys, "visualize", archive, inputs, "-o", tmp_path / "out")
+    for (archive, inputs, out), message in cases:
+        code, _stdout, stderr = run(monkeypatch, capsys, "visualize", archive, inputs, "-o", out)
         assert code == 1 and message in stderr and "Traceback" not in stderr, stderr
         assert len(stderr.strip().splitlines()) == 1
+
+
+def test_an_unreadable_sentence_is_skipped_with_a_note(semantic_archive, monkeypatch, capsys, tmp_path):
+    questions = tmp_path / "questions.txt"
+    questions.write_text("s0 " * 1100 + "\nriver in s0\n")  # longer than the encoder's 1024 positions
+    code, stdout, stderr = run(monkeypatch, capsys, "visualize", semantic_archive, questions, "-o", tmp_path / "out", "--device", "cpu")
+    assert code == 0, stderr
+    assert f"{questions}:1: skipped" in stderr and "longer than this model can read" in stderr
+    assert {Path(line).parent.name for line in stdout.splitlines()} == {"sentence_2"}

@@ -79,6 +79,10 @@ def visualize_archive(
     if not Path(archive).exists():
         raise ToolkitError(f"archive not found: {archive}")
     sentences = read_sentences(input_path, max_sentences)
+    try:
+        Path(output_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ToolkitError(f"cannot create the output directory {output_dir}: {error.strerror}") from None
     predictor = load_predictor(archive, device=device)
     notes = OnceNotes(note)
     for number, line in sentences:
