@@ -43,7 +43,7 @@ def plot_training_curves(history: Sequence[Mapping[str, Any]], directory: str | 
         axes.grid(alpha=0.3)
         if best is not None:
             axes.axvline(best, color="grey", linestyle="--", linewidth=0.8)
-        if axes.lines:
+        if axes.get_legend_handles_labels()[0]:  # GEO has no validation set: nothing to label there
             axes.legend(fontsize="small")
     path = Path(directory) / CURVES_NAME
     figure.savefig(path, dpi=100)
