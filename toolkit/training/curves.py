@@ -23,8 +23,8 @@ def plot_training_curves(history: Sequence[Mapping[str, Any]], directory: str | 
     """Two panels over the epochs of *history* (the trainer's per-epoch results): training and
     validation loss, and every validation metric, with the best epoch marked. Returns the PNG's path,
     or ``None`` without matplotlib or without epochs."""
-    try:
-        from matplotlib.figure import Figure  # the object API: no pyplot, no GUI backend, thread-safe
+    try:  # the object API: no pyplot, no GUI backend, thread-safe
+        from matplotlib.figure import Figure
     except ImportError:
         logger.info("matplotlib is not installed: no %s (pip install matplotlib)", CURVES_NAME)
         return None
