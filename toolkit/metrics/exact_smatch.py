@@ -19,8 +19,10 @@ The mapping is found in three steps, all deterministic:
    pair ``(i, j)`` gets its unary matches plus half the most relation matches the edges at ``i``
    and ``j`` could give (per label and direction); a linear assignment on these weights bounds the
    score from above (rounded down, as scores are integers);
-2. a start: the mapping of that assignment (a greedy start); if its score reaches the bound it is
-   optimal and we stop (most pairs of a graph and a perturbed copy);
+2. a start: the mapping of that assignment (a greedy start), improved by iterated linear
+   assignment (each pair weighed by the relations it would match where the current mapping puts
+   the other nodes); if its score reaches the bound it is optimal and we stop (most pairs of a
+   graph and a perturbed copy, and most pairs of unrelated graphs);
 3. otherwise a depth-first branch-and-bound over test nodes (at most 200 search nodes, fewer
    for large graphs: 40,000 / (test nodes x gold nodes)), seeded
    with that start, whose bound is the same assignment bound with the fixed nodes' matches counted
@@ -28,7 +30,8 @@ The mapping is found in three steps, all deterministic:
 4. if that search runs out, the best mapping so far is hill-climbed (moves and swaps), and the LP
    relaxation of the program below is solved (optimal when its bound is reached by that mapping or
    by the rounded LP solution, also hill-climbed), and last
-5. the mixed-integer program itself, solved by HiGHS (``scipy.optimize.milp``): binary ``x`` for
+5. the mixed-integer program itself, cut off below one more than the best score found (so HiGHS
+   proves that nothing is better, or finds the optimum), solved by HiGHS (``scipy.optimize.milp``): binary ``x`` for
    node pairs, continuous ``y`` for pairs of node pairs that match a relation, with aggregated
    linking constraints (for a node pair ``p`` and any one node ``k`` of the other graph, the ``y``
    of ``p`` with nodes ``k`` sum to at most ``x_p``), tighter than one ``y <= x`` per term.
@@ -403,8 +406,9 @@ def _branch_and_bound(problem: _Problem, mapping: list[int], score: int, node_li
     return best[0], best[1], finished
 
 
-def _solve_program(problem: _Problem, integer: bool) -> tuple[float, list[int]]:
-    """The optimum of the program (``integer``) or of its LP relaxation, and the mapping of its ``x > 0.5``."""
+def _solve_program(problem: _Problem, integer: bool, at_least: int | None = None) -> tuple[float, list[int]] | None:
+    """The optimum of the program (``integer``) or of its LP relaxation, and the mapping of its ``x > 0.5``;
+    with *at_least*, of the program restricted to scores of at least that much, ``None`` if it has none."""
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_matrix
 
@@ -448,13 +452,18 @@ def _solve_program(problem: _Problem, integer: bool) -> tuple[float, list[int]]:
     matrix = coo_matrix((vals, (rows, cols)), shape=(row, size)).tocsr()
     integrality = np.zeros(size)
     integrality[:num_x] = 1 if integer else 0
+    constraints = [LinearConstraint(matrix, -np.inf, np.asarray(upper))]
+    if at_least is not None:  # a cut-off: HiGHS proves there is nothing better, or finds it
+        constraints.append(LinearConstraint(np.asarray(objective)[None], at_least - 1e-6, np.inf))
     result = milp(
         -np.asarray(objective),
-        constraints=LinearConstraint(matrix, -np.inf, np.asarray(upper)),
+        constraints=constraints,
         integrality=integrality,
         bounds=Bounds(0, 1),
         options={"mip_rel_gap": 0.0, "presolve": True},
     )
+    if result.x is None and at_least is not None and result.status == 2:  # infeasible: nothing scores at_least
+        return None
     if result.x is None:  # pragma: no cover - HiGHS always solves this bounded, feasible program
         raise RuntimeError(f"HiGHS failed on a Smatch program: {result.message}")
     mapping = [-1] * problem.n1
@@ -527,10 +536,10 @@ def match_graphs(test: SmatchGraph, gold: SmatchGraph, semantics: str = "smatch"
         mapping, score = _hill_climb(problem, lp_mapping, lp_score)
     if score >= bound:
         return PairScore(score, test.num_triples, gold.num_triples, mapping, "lp")
-    _, mip_mapping = _solve_program(problem, integer=True)
-    mip_score = problem.score(mip_mapping)
-    if mip_score > score:
-        mapping, score = mip_mapping, mip_score
+    # the MIP, cut off below a better score than ours: either it proves there is none or it finds the optimum
+    better = _solve_program(problem, integer=True, at_least=score + 1)
+    if better is not None:
+        mapping, score = better[1], problem.score(better[1])
     return PairScore(score, test.num_triples, gold.num_triples, mapping, "mip")
 
 
