@@ -185,3 +185,14 @@ def test_hill_climb_gains_are_exact():
         start = [-1] * problem.n1
         mapping, score = _hill_climb(problem, start, 0)
         assert score == problem.score(mapping) and len({j for j in mapping if j >= 0}) == sum(j >= 0 for j in mapping)
+
+
+def test_the_cut_off_program_finds_the_optimum_or_proves_there_is_nothing_better():
+    graphs = little_prince(12)
+    for k in range(10):
+        test, gold = read_graph(graphs[k]), read_graph(graphs[k + 1])
+        optimum = match_graphs(test, gold).matched
+        problem = _Problem(test, gold)
+        assert _solve_program(problem, integer=True, at_least=optimum + 1) is None
+        _, mapping = _solve_program(problem, integer=True, at_least=optimum)
+        assert problem.score(mapping) == optimum
