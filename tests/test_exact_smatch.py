@@ -196,3 +196,15 @@ def test_the_cut_off_program_finds_the_optimum_or_proves_there_is_nothing_better
         assert _solve_program(problem, integer=True, at_least=optimum + 1) is None
         _, mapping = _solve_program(problem, integer=True, at_least=optimum)
         assert problem.score(mapping) == optimum
+
+
+def test_graph_objects_score_like_their_strings():
+    """`toolkit evaluate --metric exact_smatch` on an AMR archive: the penman reader's targets are Graphs."""
+    import penman
+
+    scores = []
+    for convert in (str, penman.decode):
+        metric = Metric.by_name("exact_smatch")()
+        metric([convert(REENTRANT)], [convert(NOT_REENTRANT)])
+        scores.append(metric.get_metric())
+    assert scores[0] == scores[1] and 0 < scores[0]["smatch_f1"] < 1

@@ -543,11 +543,15 @@ def match_graphs(test: SmatchGraph, gold: SmatchGraph, semantics: str = "smatch"
     return PairScore(score, test.num_triples, gold.num_triples, mapping, "mip")
 
 
-def score_pair(test: str | None, gold: str, semantics: str = "smatch") -> PairScore:
-    """The optimal smatch count between a test (predicted) and a gold PENMAN string.
+def score_pair(test: object, gold: object, semantics: str = "smatch") -> PairScore:
+    """The optimal smatch count between a test (predicted) and a gold graph: PENMAN strings or
+    ``penman.Graph`` objects (what the ``penman`` reader gives as targets).
 
     An empty or unreadable prediction is an empty graph: nothing matched, every gold triple missed.
     """
+    import penman
+
+    test, gold = (penman.encode(graph) if isinstance(graph, penman.Graph) else graph for graph in (test, gold))
     gold_graph = read_graph(gold, semantics)
     try:
         test_graph = read_graph(test, semantics) if test and test.strip() else EMPTY_GRAPH
