@@ -33,7 +33,8 @@ SPLITS = ("train", "dev", "test")
 
 
 def rate(count: int, seconds: float) -> str:
-    return f"{count / seconds:,.0f}/s"
+    per_second = count / seconds
+    return f"{per_second:,.0f}/s" if per_second >= 10 else f"{per_second:.2f}/s"
 
 
 def main() -> None:
