@@ -1,8 +1,9 @@
 """Sentences in, AMR graphs in PENMAN out (``toolkit predict ARCHIVE INPUT --predictor amr``).
 
 Each input line is one sentence: plain text, or a JSON object with ``"sentence"`` (or ``"snt"``,
-``"text"``) or pre-tokenised ``"tokens"``. Text is tokenised with spaCy's English tokenizer when
-spaCy is installed (else on whitespace), and lemmatised as the training data was.
+``"text"``) or pre-tokenised ``"tokens"``. Text is split into English words and lemmatised as the
+training data was, by :mod:`toolkit.data.tokenization` (spaCy when it is installed, else nltk's
+Treebank tokenizer and simplemma, which nearly agree with it).
 
 The output is one PENMAN graph per input line, in input order, each preceded by ``# ::id`` (the
 input line number), ``# ::snt`` and ``# ::tok``, and followed by a blank line. An empty or
@@ -24,8 +25,8 @@ import penman
 
 from predictors.predictor import Predictor, chunks
 from toolkit.archive import Archive
-from toolkit.data.dataset_readers.penman import lemmatize, spacy_tokenize
 from toolkit.data.example import Example
+from toolkit.data.tokenization import lemmatize, tokenize
 from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.training.evaluation import predict
@@ -98,9 +99,9 @@ class AmrPredictor(Predictor):
                     if value is None:
                         raise DataError('a JSON input line needs a "sentence" string or a "tokens" list')
                     item.text = value.strip()
-                    item.tokens = spacy_tokenize(item.text)
+                    item.tokens = tokenize(item.text)
             else:
-                item.tokens = spacy_tokenize(text)
+                item.tokens = tokenize(text)
             if not item.tokens:
                 raise DataError("an empty sentence (no words to parse)")
             if len(item.tokens) > self.max_words:

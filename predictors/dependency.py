@@ -7,8 +7,9 @@ Input is either format, recognised from its first line that is neither blank nor
   treebank files both work. Comments and multiword-token lines (``3-4``) are copied through;
   empty nodes (``8.1``) are dropped, since their enhanced arcs are not predicted.
 - **plain text**: one sentence per line, tokenised with spaCy's rule-based English tokenizer
-  (``spacy.blank("en")``, no model needed) when spaCy is installed, else on whitespace
-  (:attr:`DependencyPredictor.tokenizer_name` says which). Each output sentence gets
+  (``spacy.blank("en")``, no model needed) when spaCy is installed, else with nltk's Treebank
+  tokenizer made to split as spaCy does (:mod:`toolkit.data.tokenization`;
+  :attr:`DependencyPredictor.tokenizer_name` says which). Each output sentence gets
   ``# sent_id`` (the input line number) and ``# text``; spaCy's ``SpaceAfter=No`` goes to MISC.
 
 Output is one CoNLL-U sentence per input sentence, in order. An input that cannot be parsed (an
@@ -28,6 +29,7 @@ from typing import Any
 from predictors.predictor import Predictor, chunks
 from toolkit.archive import Archive
 from toolkit.data.example import Example
+from toolkit.data.tokenization import spacy_installed, spacy_tokens, treebank_tokens
 from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.training.evaluation import predict
@@ -58,23 +60,16 @@ def whitespace_tokenizer(text: str) -> list[tuple[str, bool]]:
 
 
 def make_tokenizer(name: str) -> tuple[Tokenizer, str]:
-    """``"auto"``: spaCy's English tokenizer if spaCy is installed, else whitespace; or either by name."""
-    if name not in ("auto", "spacy", "whitespace"):
-        raise ConfigurationError(f"tokenizer must be 'auto', 'spacy' or 'whitespace', got {name!r}")
+    """``"auto"``: spaCy's English tokenizer if spaCy is installed, else the Treebank fallback; or one by name."""
+    if name not in ("auto", "spacy", "treebank", "whitespace"):
+        raise ConfigurationError(f"tokenizer must be 'auto', 'spacy', 'treebank' or 'whitespace', got {name!r}")
     if name == "whitespace":
         return whitespace_tokenizer, "whitespace"
-    try:
-        import spacy
-    except ImportError:
-        if name == "spacy":
-            raise ConfigurationError('the spaCy tokenizer needs spaCy: pip install "spacy>=3.8,<3.9"') from None
-        return whitespace_tokenizer, "whitespace"
-    tokenizer = spacy.blank("en").tokenizer
-
-    def tokenize(text: str) -> list[tuple[str, bool]]:
-        return [(token.text, bool(token.whitespace_)) for token in tokenizer(text) if not token.is_space]
-
-    return tokenize, "spacy"
+    if name == "treebank" or (name == "auto" and not spacy_installed()):
+        return treebank_tokens, "treebank"
+    if not spacy_installed():
+        raise ConfigurationError('the spaCy tokenizer needs spaCy: pip install "spacy>=3.8,<3.9"')
+    return spacy_tokens, "spacy"
 
 
 @Predictor.register("dependency")
@@ -82,7 +77,7 @@ class DependencyPredictor(Predictor):
     """A dependency parser's predictor: plain text or CoNLL-U in, CoNLL-U out (see the module docstring).
 
     Args:
-        tokenizer: ``"auto"`` (default: spaCy if installed, else whitespace), ``"spacy"`` or ``"whitespace"``.
+        tokenizer: ``"auto"`` (default: spaCy if installed, else ``"treebank"``), ``"spacy"``, ``"treebank"`` or ``"whitespace"``.
     """
 
     def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192, tokenizer: str = "auto"):

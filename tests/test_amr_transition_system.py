@@ -216,7 +216,9 @@ def test_oracle_fitted_on_train_never_crashes_on_dev(little_prince):
     # unseen lemma/label pairs are relabelled (COPY_LEMMA), counted and scored, never dropped
     assert report["oracle_errors"] == 0 and report["scored_examples"] == 145
     assert report["oracle_relabelled"] > 0 and report.get("oracle_fallback", 0) == 0
-    assert report["smatch"] >= 0.955  # measured 0.9575 (63 of 145 graphs relabelled); 0.9976 when fitted on dev itself
+    # measured 0.9575 with spaCy's lemmas (63 of 145 graphs relabelled), 0.9603 with the fallback's (60), 0.9345 with
+    # lowercased words as lemmas (86); 0.9976 when fitted on dev itself
+    assert report["smatch"] >= 0.955
 
 
 def test_force_alignment_makes_unaligned_nodes_and_can_be_turned_off():

@@ -14,10 +14,12 @@ row is updated.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
 import re
+import shutil
 import sys
 import tarfile
 from collections.abc import Callable
@@ -26,10 +28,12 @@ from pathlib import Path
 
 import penman
 import pytest
+import torch
 
 from tests.conftest import FIXTURES, REPO, data_root, run, train_archive
 from toolkit.data.dataset_readers import ConlluReader, ParallelTextReader, PenmanReader, TsvReader
 from toolkit.errors import DataError
+from toolkit.files import DirectoryLock
 from tree_codecs import LcrsDfsCodec, NaryDfsCodec, TreePairsReader
 
 DOC = REPO / "docs" / "bad_inputs.md"
@@ -387,18 +391,134 @@ def predict_bad_json(env: Env) -> str:
     return records[1]["error"]
 
 
-def repacked_archive(env: Env, name: str, change: Callable[[str, bytes], bytes]) -> Path:
-    """A copy of the archive whose members' bytes went through *change(member name, bytes)*."""
+def repacked_archive(env: Env, name: str, change: Callable[[str, bytes], bytes], manifest: bool = True, extra: dict[str, bytes] | None = None) -> Path:
+    """A copy of the archive whose members' bytes went through *change(member name, bytes)*, plus *extra* members.
+
+    With *manifest*, ``manifest.json`` is rewritten to match, as a genuine archive's would be;
+    without it, the copy is a tampered one.
+    """
     target = env.tmp / name
-    with tarfile.open(env.archive()) as source, tarfile.open(target, "w:gz") as out:
-        for member in source.getmembers():
-            if not member.isfile():
+    with tarfile.open(env.archive()) as source:
+        members = [(member, source.extractfile(member).read() if member.isfile() else None) for member in source.getmembers()]
+    members = [(member, change(member.name, data) if data is not None else None) for member, data in members]
+    for member_name, data in (extra or {}).items():
+        members.append((tarfile.TarInfo(member_name), data))
+    if manifest:
+        digests = {member.name: hashlib.sha256(data).hexdigest() for member, data in members if data is not None and member.name != "manifest.json"}
+        members = [(m, json.dumps({"sha256": digests}).encode() if m.name == "manifest.json" else data) for m, data in members]
+    with tarfile.open(target, "w:gz") as out:
+        for member, data in members:
+            if data is None:
                 out.addfile(member)
                 continue
-            payload = change(member.name, source.extractfile(member).read())
-            member.size = len(payload)
-            out.addfile(member, io.BytesIO(payload))
+            member.size = len(data)
+            out.addfile(member, io.BytesIO(data))
     return target
+
+
+def damaged_archive(env: Env, name: str, damage: Callable[[bytearray], None]) -> Path:
+    """A copy of the archive's bytes after *damage*."""
+    data = bytearray(env.archive().read_bytes())
+    damage(data)
+    target = env.tmp / name
+    target.write_bytes(bytes(data))
+    return target
+
+
+def flip(position: Callable[[int], int]) -> Callable[[bytearray], None]:
+    def damage(data: bytearray) -> None:
+        data[position(len(data))] ^= 0x10
+
+    return damage
+
+
+def zero_4k(data: bytearray) -> None:
+    middle = len(data) // 2
+    data[middle:middle + 4096] = bytes(min(4096, len(data) - middle))
+
+
+def predict_with(env: Env, archive: Path) -> str:
+    return env.cli_error("predict", archive, env.write({"input.txt": QUESTIONS}), "--device", "cpu")
+
+
+# ---- a trained serialization directory, for --recover and the lock
+
+RUN_OVERRIDES = json.dumps({"trainer.num_epochs": 1, "trainer.num_checkpoints_to_average": 1})  # the seq2seq archive's
+
+
+def trained_run(env: Env) -> Path:
+    """A copy of the seq2seq archive's serialization directory, with TRAIN and TEST as it was trained with."""
+    run_dir = env.tmp / "run"
+    shutil.copytree(env.archive().parent, run_dir)
+    config = json.loads((run_dir / "config.json").read_text())
+    env.monkeypatch.setenv("TRAIN", config["train_data_path"])
+    env.monkeypatch.setenv("TEST", config["test_data_path"])
+    return run_dir
+
+
+def recover_error(damage: Callable[[Path], None] = lambda run_dir: None, *overrides: str) -> Callable[[Env], str]:
+    """A check: `toolkit train --recover` on a trained directory after *damage*, with *overrides* after the run's own."""
+
+    def check(env: Env) -> str:
+        run_dir = trained_run(env)
+        damage(run_dir)
+        return env.cli_error("train", SEQ2SEQ, "-s", run_dir, "--recover", "-o", RUN_OVERRIDES, *(a for o in overrides for a in ("-o", o)))
+
+    return check
+
+
+def state_file(run_dir: Path) -> Path:
+    return run_dir / "checkpoints" / "training_state.pt"
+
+
+def truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def locked_run(option: str) -> Callable[[Env], str]:
+    """A check: `toolkit train OPTION` into a directory that another run holds; nothing in it may change."""
+
+    def check(env: Env) -> str:
+        run_dir = trained_run(env)
+        before = sorted(path.name for path in run_dir.rglob("*"))
+        lock = DirectoryLock(run_dir)
+        lock.acquire("hold the directory")
+        try:
+            message = env.cli_error("train", SEQ2SEQ, "-s", run_dir, option, "-o", RUN_OVERRIDES)
+        finally:
+            lock.release()
+        assert sorted(path.name for path in run_dir.rglob("*")) == before
+        return message
+
+    return check
+
+
+def early_config_error(override: str) -> Callable[[Env], str]:
+    """A check: the config error comes before the first epoch (no epoch's metrics are written)."""
+
+    def check(env: Env) -> str:
+        env.seq2seq_env()
+        message = env.cli_error("train", SEQ2SEQ, "-s", env.tmp / "run", "-o", override)
+        assert not list((env.tmp / "run").glob("metrics_epoch_*.json"))
+        return message
+
+    return check
+
+
+def evaluate_output_error(env: Env) -> str:
+    code, out, err = env.cli("evaluate", env.archive(), env.write({"data.tsv": TSV}), "--device", "cpu", "--output-file", env.tmp / "missing" / "metrics.json")
+    assert out == "", "the error comes before the decoding, not after the metrics"
+    lines = err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and "Traceback" not in err, err
+    return env.clean(lines[0])
+
+
+def predict_lines_end_in_newline_only(env: Env) -> None:
+    """A bare \r, a form feed, U+0085, U+2028 and U+2029 stay inside their lines: one record per \n."""
+    data = "what state\rborder s0\nciti\x0cin s0\nwhat\x85state\u2028border\u2029s0\n".encode()
+    records = predict_records(env, data)
+    assert len(records) == data.count(b"\n") == 3
+    assert [record["question"] for record in records] == ["what state border s0", "citi in s0", "what state border s0"]
 
 
 def newer_archive(env: Env) -> str:
@@ -457,6 +577,45 @@ COMMAND_CASES = [
          "invalid JSON: Expecting ',' delimiter: line 1 column 26 (char 25)", predict_bad_json),
     Case("predict-missing-input", "a missing input file", "`toolkit predict` (seq2seq archive)", "error: input file not found: missing.txt",
          lambda env: env.cli_error("predict", env.archive(), env.tmp / "missing.txt", "--device", "cpu")),
+    Case("predict-directory-input", "a directory as INPUT", "`toolkit predict` (seq2seq archive)", "error: cannot read the input file inputs: is a directory",
+         lambda env: env.cli_error("predict", env.archive(), (env.tmp / "inputs").mkdir() or env.tmp / "inputs", "--device", "cpu")),
+    Case("predict-inner-line-breaks", "a bare `\\r`, a form feed, U+0085, U+2028 and U+2029 inside lines", "`toolkit predict` (seq2seq archive)",
+         "one record per line ending in `\\n`, as `wc -l` counts; the characters are whitespace inside the line", predict_lines_end_in_newline_only, message=False),
+    Case("predict-output-no-folder", "`-o` in a folder that does not exist", "`toolkit predict` (seq2seq archive)",
+         "error: cannot write the output file missing/out.jsonl: the folder missing does not exist",
+         lambda env: env.cli_error("predict", env.archive(), env.write({"input.txt": QUESTIONS}), "--device", "cpu", "-o", env.tmp / "missing" / "out.jsonl")),
+    Case("predict-output-under-file", "`-o` below a regular file", "`toolkit predict` (seq2seq archive)",
+         "error: cannot write the output file input.txt/out.jsonl: input.txt is not a folder",
+         lambda env: env.cli_error("predict", env.archive(), env.write({"input.txt": QUESTIONS}), "--device", "cpu", "-o", env.tmp / "input.txt" / "out.jsonl")),
+    Case("evaluate-output-no-folder", "`--output-file` in a folder that does not exist", "`toolkit evaluate` (seq2seq archive), before decoding: nothing on stdout",
+         "error: cannot write the output file missing/metrics.json: the folder missing does not exist",
+         evaluate_output_error),
+    Case("train-dir-under-file", "`-s` below a regular file", "`toolkit train`", "error: cannot make the serialization directory data.tsv/run: not a directory",
+         lambda env: env.seq2seq_env() or env.cli_error("train", SEQ2SEQ, "-s", env.write({"data.tsv": TSV}) / "run")),
+    Case("recover-empty-state", "a 0-byte `training_state.pt`", "`toolkit train --recover`",
+         "error: run/checkpoints/training_state.pt is damaged: it is empty (0 bytes); the run cannot go on from it exactly: start it again with --force",
+         recover_error(lambda run_dir: state_file(run_dir).write_bytes(b""))),
+    Case("recover-truncated-state", "`training_state.pt` cut in half", "`toolkit train --recover`",
+         "error: run/checkpoints/training_state.pt is damaged: it cannot be read (…); the run cannot go on from it exactly: start it again with --force",
+         recover_error(lambda run_dir: truncate(state_file(run_dir)))),
+    Case("recover-truncated-checkpoint", "the newest `model_epoch_K.safetensors` cut in half", "`toolkit train --recover`",
+         "error: run/checkpoints/model_epoch_0.safetensors is damaged: its SHA-256 differs from the one recorded when it was written; the run cannot go on from it exactly: start it again with --force",
+         recover_error(lambda run_dir: truncate(run_dir / "checkpoints" / "model_epoch_0.safetensors"))),
+    Case("recover-missing-checkpoint", "the newest `model_epoch_K.safetensors` deleted", "`toolkit train --recover`",
+         "error: run/checkpoints/model_epoch_0.safetensors is damaged: it is missing; the run cannot go on from it exactly: start it again with --force",
+         recover_error(lambda run_dir: (run_dir / "checkpoints" / "model_epoch_0.safetensors").unlink())),
+    Case("recover-changed-lr", "`--recover -o '{\"trainer.optimizer.lr\": 0.0001}'`", "`toolkit train --recover`",
+         "error: --recover: the config differs from the one the run in run was started with (trainer.optimizer.lr: 0.003 -> 0.0001); a recovered run continues that run as it was, so only trainer.num_epochs, trainer.max_minutes, …may change. Train the changed config into a new directory instead",
+         recover_error(lambda run_dir: None, '{"trainer.optimizer.lr": 0.0001}')),
+    Case("recover-changed-shape", "`--recover` with another model shape (`model.encoder.num_layers`: 2)", "`toolkit train --recover`",
+         "error: --recover: the config differs from the one the run in run was started with (model.encoder.num_layers: 1 -> 2); …",
+         recover_error(lambda run_dir: None, '{"model.encoder.num_layers": 2}')),
+    Case("force-while-running", "`--force` into a directory a running training holds", "`toolkit train --force`; nothing in the directory changes",
+         "error: cannot overwrite it (--force): run is in use by a training run (process …); wait for it to end or stop it",
+         locked_run("--force")),
+    Case("recover-while-running", "`--recover` of a run that is still going", "`toolkit train --recover`; nothing in the directory changes",
+         "error: cannot recover the run in it: run is in use by a training run (process …); wait for it to end or stop it",
+         locked_run("--recover")),
 ]
 
 CONFIG_CASES = [
@@ -477,6 +636,26 @@ CONFIG_CASES = [
          "error: newer.tar.gz was written by parsing-toolkit 99.0.0, newer than the installed …: upgrade to 99.x to load it", newer_archive),
     Case("future-key-archive", "an archive whose config has a key this version does not know", "`toolkit predict`",
          "error: future.tar.gz: its config no longer builds: unknown key 'model.encoder.rotary'; valid keys: attention_dropout, …", unknown_key_archive),
+    Case("archive-flipped-byte", "one byte of `model.tar.gz` flipped (in the compressed weights)", "`toolkit predict`",
+         "error: flipped.tar.gz is damaged: …", lambda env: predict_with(env, damaged_archive(env, "flipped.tar.gz", flip(lambda n: n // 2)))),
+    Case("archive-zeroed-4k", "4 KB of `model.tar.gz` overwritten with zeros", "`toolkit predict`",
+         "error: zeroed.tar.gz is damaged: …", lambda env: predict_with(env, damaged_archive(env, "zeroed.tar.gz", zero_4k))),
+    Case("archive-truncated", "`model.tar.gz` cut in half", "`toolkit predict`",
+         "error: truncated.tar.gz is damaged: Compressed file ended before the end-of-stream marker was reached",
+         lambda env: predict_with(env, damaged_archive(env, "truncated.tar.gz", lambda data: data.__delitem__(slice(len(data) // 2, None))))),
+    Case("archive-changed-member", "a member changed inside a well-formed archive (a weight edited, the gzip rewritten)", "`toolkit predict`",
+         "error: edited.tar.gz is damaged: weights.safetensors differs from the checksum recorded when the archive was written",
+         lambda env: predict_with(env, repacked_archive(env, "edited.tar.gz", lambda name, data: data[:-1] + bytes([data[-1] ^ 1]) if name == "weights.safetensors" else data, manifest=False))),
+    Case("archive-added-member", "a member added to a well-formed archive", "`toolkit predict`",
+         "error: added.tar.gz is damaged: it holds notes.txt, which its manifest.json does not list",
+         lambda env: predict_with(env, repacked_archive(env, "added.tar.gz", lambda name, data: data, manifest=False, extra={"notes.txt": b"hello"}))),
+    Case("num-heads", "`num_heads` that does not divide the width (`model.encoder.num_heads`: 3, width 32)", "`toolkit train`",
+         "error: model.encoder: model dimension 32 is not divisible by num_heads 3", train_error('{"model.encoder.num_heads": 3}')),
+    Case("bad-optimizer-value", "a value the optimizer refuses (`trainer.optimizer.lr`: -1)", "`toolkit train`",
+         "error: trainer.optimizer: Invalid learning rate: -1.0", train_error('{"trainer.optimizer.lr": -1}')),
+    Case("unknown-validation-metric", "a `trainer.validation_metric` that no metric computes (`+bleu`)", "`toolkit train`, before the first epoch",
+         "error: trainer.validation_metric: no metric computes 'bleu'; available: loss, exact_match, logic_match",
+         early_config_error('{"trainer.validation_metric": "+bleu"}')),
 ]
 
 CASES = READER_CASES + COMMAND_CASES + CONFIG_CASES
@@ -520,8 +699,7 @@ def seq2seq_archive(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("bad_inputs_geo")
     (directory / "train.tsv").write_text("\n".join(lines[:40]) + "\n", encoding="utf-8")
     (directory / "test.tsv").write_text("\n".join(lines[40:50]) + "\n", encoding="utf-8")
-    overrides = json.dumps({"trainer.num_epochs": 1, "trainer.num_checkpoints_to_average": 1})
-    return train_archive(SEQ2SEQ, directory / "run", directory / "train.tsv", directory / "test.tsv", "-o", overrides)
+    return train_archive(SEQ2SEQ, directory / "run", directory / "train.tsv", directory / "test.tsv", "-o", RUN_OVERRIDES)
 
 
 def parameters():
@@ -568,6 +746,34 @@ def test_predictor_keeps_10000_lines_in_order(seq2seq_archive, tmp_path, monkeyp
         else:
             question = json.loads(line)["question"] if line.startswith("{") else line
             assert record["question"] == " ".join(question.split()) and isinstance(record["logical_form"], str), (i, record)
+
+
+def test_no_flipped_byte_of_an_archive_is_ever_used(seq2seq_archive, tmp_path):
+    """25 random single-byte flips: each archive is refused in one ArchiveError, or (a flip in the gzip
+    header's time stamp, which no checksum covers and nothing reads) loads with the very same weights."""
+    import random
+
+    from toolkit.archive import load_archive
+    from toolkit.errors import ArchiveError
+
+    original = seq2seq_archive.read_bytes()
+    weights = load_archive(seq2seq_archive).model.state_dict()
+    rng, refused = random.Random(11), 0
+    for trial in range(25):
+        data = bytearray(original)
+        position = rng.randrange(len(data))
+        data[position] ^= 1 << rng.randrange(8)
+        path = tmp_path / f"flip{trial}.tar.gz"
+        path.write_bytes(bytes(data))
+        try:
+            loaded = load_archive(path).model.state_dict()
+        except ArchiveError as error:
+            assert "\n" not in str(error)
+            refused += 1
+            continue
+        assert 4 <= position < 10, f"a flip at byte {position} of {len(data)} loaded"
+        assert all(torch.equal(loaded[name], weights[name]) for name in weights)
+    assert refused >= 20
 
 
 if __name__ == "__main__":

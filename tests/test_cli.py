@@ -163,3 +163,20 @@ def test_oracle_replays_the_grammar_and_counts_round_trips(data_env, monkeypatch
     assert code == 0 and report["oracle_errors"] > 0
     assert report["exact_round_trips"] + report["oracle_errors"] == 40
     assert "train.tsv:" in report["first_errors"][0]
+
+
+def test_oracle_reads_the_whole_file_whatever_the_reader_s_max_examples(data_env, monkeypatch, capsys):
+    capped = '{"dataset_reader.max_examples": 5, "validation_dataset_reader": {"type": "tsv", "max_examples": 7}}'
+    code, out, err = run(monkeypatch, capsys, "oracle", CONFIG, data_env["train"], "-o", capped)
+    assert code == 0, err
+    assert json.loads(out)["examples"] == 40
+
+
+def test_an_override_that_changes_a_type_replaces_the_object(ewt, monkeypatch, capsys):
+    """The README's ablation: the EWT config's arc_standard grammar has `non_projective`, which arc_swap does not take."""
+    config = FIXTURES.parent.parent / "jsonnet_configs" / "ud_ewt_stack_transformer.jsonnet"
+    for override in ('{"grammar": {"type": "arc_swap"}}', '{"grammar.type": "arc_swap"}'):
+        code, out, err = run(monkeypatch, capsys, "oracle", config, ewt["train"], "-o", override)
+        assert code == 0, err
+        report = json.loads(out)
+        assert report["examples"] == 40 and report["exact_round_trips"] == 40  # arc_swap derives non-projective trees too

@@ -85,8 +85,8 @@ def test_predict_conllu_with_bad_sentences(dependency_archive, ewt, tmp_path, mo
             check_tree(out_sentence)
 
 
-def test_plain_text_is_tokenised_by_spacy_when_installed(dependency_archive, tmp_path, monkeypatch, capsys):
-    pytest.importorskip("spacy", reason='spaCy is not installed (pip install "spacy>=3.8,<3.9")')
+def test_plain_text_is_tokenised_as_spacy_does(dependency_archive, tmp_path, monkeypatch, capsys):
+    # by spaCy when it is installed, else by the Treebank fallback: the same words and spaces here
     text = tmp_path / "sentence.txt"
     text.write_text("I don't know, really.\n", encoding="utf-8")
     code, out, err = run(monkeypatch, capsys, "predict", dependency_archive, text, "--predictor", "dependency")
@@ -110,9 +110,11 @@ def test_spacy_tokenizer_splits_like_the_treebank():
     assert tokenize("I don't know.") == [("I", True), ("do", False), ("n't", True), ("know", False), (".", False)]
 
 
-def test_without_spacy_plain_text_is_split_on_whitespace(monkeypatch):
+def test_without_spacy_plain_text_is_split_by_the_treebank_fallback(monkeypatch):
     monkeypatch.setitem(sys.modules, "spacy", None)  # import spacy now raises ImportError
-    assert make_tokenizer("auto")[1] == "whitespace"
+    tokenize, name = make_tokenizer("auto")
+    assert name == "treebank" and make_tokenizer("treebank")[1] == "treebank"
+    assert tokenize("I don't know.") == [("I", True), ("do", False), ("n't", True), ("know", False), (".", False)]
     with pytest.raises(ConfigurationError, match='pip install "spacy'):
         make_tokenizer("spacy")
 

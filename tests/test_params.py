@@ -1,6 +1,7 @@
 """Params: key paths, typed pops, jsonnet files, ext vars and overrides."""
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -155,10 +156,23 @@ class TestOverrides:
             "model": {"encoder": {"layers": 2, "sizes": [3]}},
         }
 
-    def test_a_new_type_keeps_the_component_s_other_keys(self, tmp_path):
-        path = write(tmp_path, '{model: {decoder: {type: "transformer", input_dim: 8}}}')
-        params = Params.from_file(path, overrides={"model.decoder.type": "stack_transformer"})
-        assert params.as_dict()["model"]["decoder"] == {"type": "stack_transformer", "input_dim": 8}
+    def test_a_new_type_replaces_the_object_keeping_only_the_keys_the_new_type_takes(self, tmp_path, caplog):
+        from toolkit.plugins import import_builtin_components
+        from toolkit.registrable import keys_taken
+
+        import_builtin_components()
+        path = write(tmp_path, '{model: {decoder: {type: "transformer", input_dim: 8, num_heads: 2}}, '
+                               'grammar: {type: "arc_standard", non_projective: "skip", root_label: "root"}}')
+        with caplog.at_level(logging.INFO, logger="toolkit.params"):
+            params = Params.from_file(path, overrides={"model.decoder.type": "stack_transformer", "grammar": {"type": "arc_swap"}}, keys_of=keys_taken)
+        config = params.as_dict()
+        assert config["model"]["decoder"] == {"type": "stack_transformer", "input_dim": 8, "num_heads": 2}  # the sizes carry over
+        assert config["grammar"] == {"type": "arc_swap", "root_label": "root"}  # arc_swap takes no non_projective
+        assert "grammar is now 'arc_swap', no longer 'arc_standard', so it drops grammar.non_projective" in caplog.text
+        # without a registry to ask, a changed type replaces the object whole; the same type still merges
+        assert Params.from_file(path, overrides={"grammar.type": "arc_swap"}).as_dict()["grammar"] == {"type": "arc_swap"}
+        same = Params.from_file(path, overrides={"grammar": {"type": "arc_standard", "root_label": "top"}}).as_dict()["grammar"]
+        assert same == {"type": "arc_standard", "non_projective": "skip", "root_label": "top"}
 
     def test_string_overrides_json_and_jsonnet(self, tmp_path):
         path = write(tmp_path, self.CONFIG)

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import pickle
@@ -30,7 +31,7 @@ from toolkit.data.example import Example
 from toolkit.errors import ArchiveError, ConfigurationError
 from toolkit.params import Params, default_ext_vars, evaluate_jsonnet
 
-ARCHIVE_MEMBERS = {"config.json", "vocabulary", "weights.safetensors", "metrics.json", "plugins.json", "version.json"}
+ARCHIVE_MEMBERS = {"config.json", "vocabulary", "weights.safetensors", "metrics.json", "plugins.json", "version.json", "manifest.json"}
 
 # ------------------------------------------------------------------ no unpickling
 
@@ -100,8 +101,17 @@ class Payload:
 
 
 def repack(archive: Path, target: Path, replace: dict[str, bytes] | None = None, extra: list[tarfile.TarInfo] | None = None) -> Path:
-    """A copy of *archive* with some members' bytes replaced and *extra* members (first) added."""
-    replace = replace or {}
+    """A copy of *archive* with some members' bytes replaced and *extra* members (first) added.
+
+    ``manifest.json`` is rewritten to match the replaced members: an attacker who crafts an archive
+    writes a consistent manifest, so these tests reach the defences behind the integrity check.
+    """
+    replace = dict(replace or {})
+    with tarfile.open(archive) as source:
+        manifest = json.loads(source.extractfile("manifest.json").read())
+    for name, payload in replace.items():
+        manifest["sha256"][name] = hashlib.sha256(payload).hexdigest()
+    replace["manifest.json"] = json.dumps(manifest).encode()
     with tarfile.open(archive) as source, tarfile.open(target, "w:gz") as out:
         for member in extra or []:
             out.addfile(member, io.BytesIO(b"escaped") if member.isfile() else None)

@@ -57,6 +57,21 @@ def test_final_weights_average_the_best_checkpoints(geo_slice, tmp_path):
         assert torch.allclose(final[name], (one[name] + two[name]) / 2, atol=1e-6), name
 
 
+def test_recover_applies_what_it_may_change_and_refuses_the_rest(geo_slice, tmp_path):
+    directory = tmp_path / "run"
+    train_model(params(geo_slice, **{"trainer.num_epochs": 1}), directory)
+    saved = (directory / "config.json").read_text()
+    for change in ({"trainer.optimizer.lr": 1e-4}, {"model.encoder.num_layers": 2}):
+        with pytest.raises(ConfigurationError, match="--recover: the config differs .*" + ".*".join(change)):
+            train_model(params(geo_slice, **{"trainer.num_epochs": 2, **change}), directory, recover=True)
+        assert (directory / "config.json").read_text() == saved  # nothing recorded that was not done
+    train_model(params(geo_slice, **{"trainer.num_epochs": 2}), directory, recover=True)
+    assert json.loads((directory / "metrics.json").read_text())["training_epochs"] == 2  # done...
+    assert json.loads((directory / "config.json").read_text())["trainer"]["num_epochs"] == 2  # ...and recorded
+    assert load_archive(directory / "model.tar.gz").config["trainer"]["num_epochs"] == 2
+    assert load_archive(directory).config == load_archive(directory / "model.tar.gz").config  # the directory loads too
+
+
 def test_recover_without_an_earlier_run_is_an_error(geo_slice, tmp_path):
     with pytest.raises(ConfigurationError, match="holds no earlier run"):
         train_model(params(geo_slice), tmp_path / "empty", recover=True)

@@ -10,6 +10,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import penman
 import pytest
 import torch
 import torch.nn.functional as F
@@ -307,6 +308,8 @@ def test_visualize_an_amr_parser_with_and_without_dot(amr_archive, monkeypatch, 
     for folder in ("sentence_1", "sentence_2"):
         source = (tmp_path / "without" / folder / "graph.dot").read_text()
         assert source.startswith("digraph amr {") and "->" in source
+        parse = penman.decode((tmp_path / "without" / folder / "prediction.txt").read_text().split("\nresult: ", 1)[1])
+        assert source.count(" -> ") == len(parse.edges()) + len(parse.attributes())  # an arrow for each relation of the parse
         assert not (tmp_path / "without" / folder / "graph.svg").exists()
     assert stderr.count("`dot` program is not installed") == 1
 

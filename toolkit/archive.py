@@ -3,16 +3,21 @@
 
 Nothing in an archive is ever unpickled: the config and vocabulary are text, the weights are
 safetensors. A member with an absolute path or a ``..`` component is refused before anything is
-extracted. ``version.json`` records the toolkit version that wrote the archive; an archive from a
+extracted. A damaged archive is never used: the whole gzip stream is read to its end (so its CRC
+is checked), and ``manifest.json`` holds the SHA-256 of every other member, checked after extraction
+(archives written before the manifest existed get the CRC check alone). ``version.json`` records the toolkit version that wrote the archive; an archive from a
 newer major version is refused in one line (archives without it predate it and load as before).
 Loading imports the plugin packages the config names (:mod:`toolkit.plugins`) and rebuilds the
 model from the config exactly as training did.
 """
 
+import gzip
 import io
 import json
 import tarfile
 import tempfile
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path, PurePosixPath
@@ -29,7 +34,8 @@ from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
 from toolkit.params import Params
 from toolkit.plugins import PLUGINS_NAME, require_plugins
-from toolkit.training.checkpointer import load_weights, save_weights
+from toolkit.files import atomic_write, write_atomically
+from toolkit.training.checkpointer import load_weights, save_weights, sha256
 
 CONFIG_NAME = "config.json"
 VOCABULARY_DIR = "vocabulary"
@@ -37,6 +43,7 @@ WEIGHTS_NAME = "weights.safetensors"
 METRICS_NAME = "metrics.json"
 ARCHIVE_NAME = "model.tar.gz"
 VERSION_NAME = "version.json"
+MANIFEST_NAME = "manifest.json"
 DISTRIBUTION = "parsing-toolkit"
 
 
@@ -56,15 +63,54 @@ def write_archive(serialization_dir: str | Path, model: Model) -> Path:
     directory = Path(serialization_dir)
     save_weights(model, directory / WEIGHTS_NAME)
     if not (directory / METRICS_NAME).exists():
-        (directory / METRICS_NAME).write_text("{}")
+        write_atomically(directory / METRICS_NAME, "{}")
     if written := toolkit_version():
-        (directory / VERSION_NAME).write_text(json.dumps({"toolkit_version": written}) + "\n")
+        write_atomically(directory / VERSION_NAME, json.dumps({"toolkit_version": written}) + "\n")
+    names = [name for name in (CONFIG_NAME, VOCABULARY_DIR, WEIGHTS_NAME, METRICS_NAME, PLUGINS_NAME, VERSION_NAME)
+             if name not in (PLUGINS_NAME, VERSION_NAME) or (directory / name).exists()]  # older runs have neither
+    manifest = {"sha256": {member: sha256(directory / member) for member in sorted(_files(directory, names))}}
+    write_atomically(directory / MANIFEST_NAME, json.dumps(manifest, indent=1) + "\n")
     archive = directory / ARCHIVE_NAME
-    with tarfile.open(archive, "w:gz") as tar:
-        for name in (CONFIG_NAME, VOCABULARY_DIR, WEIGHTS_NAME, METRICS_NAME, PLUGINS_NAME, VERSION_NAME):
-            if name not in (PLUGINS_NAME, VERSION_NAME) or (directory / name).exists():  # older runs have neither
-                tar.add(directory / name, arcname=name)
+    atomic_write(archive, lambda temporary: _pack(temporary, directory, [MANIFEST_NAME, *names]))
     return archive
+
+
+def _pack(target: Path, directory: Path, names: list[str]) -> None:
+    with tarfile.open(target, "w:gz") as tar:
+        for name in names:
+            tar.add(directory / name, arcname=name)
+
+
+def _files(directory: Path, names: list[str]) -> Iterator[str]:
+    """The files among *names* (folders walked), as archive member names."""
+    for name in names:
+        path = directory / name
+        if path.is_dir():
+            yield from (file.relative_to(directory).as_posix() for file in sorted(path.rglob("*")) if file.is_file())
+        else:
+            yield name
+
+
+def verify_manifest(directory: Path, path: Path) -> None:
+    """Check every member against ``manifest.json``: none missing, none changed, none added."""
+    file = directory / MANIFEST_NAME
+    if not file.exists():
+        return  # written before manifests existed: the gzip CRC was the check
+    try:
+        expected = json.loads(file.read_text())["sha256"]
+        if not isinstance(expected, dict):
+            raise TypeError("not an object")
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as error:
+        raise ArchiveError(f"{path} is damaged: its {MANIFEST_NAME} cannot be read ({error})") from None
+    for member, digest in sorted(expected.items()):
+        if not (directory / member).is_file():
+            raise ArchiveError(f"{path} is damaged: {member} is missing")
+        if sha256(directory / member) != digest:
+            raise ArchiveError(f"{path} is damaged: {member} differs from the checksum recorded when the archive was written")
+    if path.is_file():  # a serialization directory holds other files; an archive holds nothing else
+        names = {MANIFEST_NAME, *expected}
+        if extra := sorted(member for member in _files(directory, [p.name for p in directory.iterdir()]) if member not in names):
+            raise ArchiveError(f"{path} is damaged: it holds {extra[0]}, which its {MANIFEST_NAME} does not list")
 
 
 def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archive:
@@ -74,6 +120,7 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
         raise ArchiveError(f"archive not found: {path}")
     with tempfile.TemporaryDirectory() as temporary:
         directory = path if path.is_dir() else _extract(path, Path(temporary))
+        verify_manifest(directory, path)
         for name in (CONFIG_NAME, VOCABULARY_DIR, WEIGHTS_NAME):
             if not (directory / name).exists():
                 raise ArchiveError(f"{path} is not a model archive: it has no {name}")
@@ -132,12 +179,26 @@ def _check_version(directory: Path, path: Path) -> None:
 
 
 def _extract(path: Path, into: Path) -> Path:
+    _check_stream(path)
     try:
         with tarfile.open(path, "r:*") as tar:
             for member in tar.getmembers():
                 if member.name.startswith(("/", "\\")) or ".." in PurePosixPath(member.name.replace("\\", "/")).parts:
                     raise ArchiveError(f"{path}: refusing the member {member.name!r}, which points outside the archive")
             tar.extractall(into, filter="data")
-    except (tarfile.TarError, EOFError, OSError, io.UnsupportedOperation) as error:
+    except (tarfile.TarError, EOFError, OSError, zlib.error, io.UnsupportedOperation) as error:
         raise ArchiveError(f"{path} is not a readable model archive ({error})") from None
     return into
+
+
+def _check_stream(path: Path) -> None:
+    """Read a gzip-compressed archive to its end, which checks its CRC and length: tarfile stops at the last member."""
+    try:
+        with open(path, "rb") as file:
+            if file.read(2) != b"\x1f\x8b":
+                return  # not gzip: an uncompressed tar has no checksum of its own
+        with gzip.open(path, "rb") as stream:
+            while stream.read(1 << 20):
+                pass
+    except (OSError, EOFError, zlib.error) as error:  # gzip.BadGzipFile is an OSError
+        raise ArchiveError(f"{path} is damaged: {error}") from None

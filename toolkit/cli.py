@@ -6,8 +6,8 @@ status 1; click's own usage errors exit with 2. Only bugs show a traceback.
 
 import json
 import logging
+import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -27,13 +27,14 @@ def _setup(include: tuple[str, ...]) -> None:
 
 
 def _params(config: str, overrides: tuple[str, ...]):
-    """The config with every ``-o`` merged in order (later ones win)."""
+    """The config with every ``-o`` merged in order (later ones win; a changed ``type`` replaces its object)."""
     from toolkit.params import Params, evaluate_jsonnet, merge, unflatten
+    from toolkit.registrable import keys_taken
 
     combined: dict = {}
     for override in overrides:
-        combined = merge(combined, unflatten(evaluate_jsonnet(override)))
-    return Params.from_file(config, combined)
+        combined = merge(combined, unflatten(evaluate_jsonnet(override)), keys_taken)
+    return Params.from_file(config, combined, keys_of=keys_taken)
 
 
 def _search(beam_size: int | None):
@@ -89,13 +90,16 @@ def evaluate(
     The archive's metrics come first; each ``--metric NAME`` adds one more, decoded once for all.
     A score whose name another metric already used is printed as ``NAME:score``.
     """
+    from toolkit.files import check_writable, open_output
     from toolkit.metrics.metric import Metric
     from toolkit.training.evaluation import predict, score
 
+    if output_file:
+        check_writable(output_file)  # before the decoding, not after it
     _setup(include)
     loaded = _load(archive, device)
     extras = [(name, Metric.by_name(name)()) for name in extra_metrics]
-    examples = loaded.dataset_reader.read(data)
+    examples = loaded.dataset_reader.read(data, whole=True)
     predictions = predict(loaded.model, examples, search=_search(beam_size))
     metrics = score(predictions, examples, loaded.metrics)
     for name, metric in extras:
@@ -104,7 +108,8 @@ def evaluate(
     text = json.dumps({"examples": len(examples), **metrics})
     click.echo(text)
     if output_file:
-        Path(output_file).write_text(text + "\n")
+        with open_output(output_file) as sink:
+            sink.write(text + "\n")
 
 
 @cli.command()
@@ -122,20 +127,19 @@ def predict(archive: str, input_file: str, predictor: str | None, output_file: s
     ``--predictor dependency`` reads plain text or CoNLL-U and writes one CoNLL-U sentence per input sentence.
     """
     from toolkit import load_predictor
+    from toolkit.files import check_writable, input_lines, open_output
 
+    if output_file:
+        check_writable(output_file)
     runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include)
-    if input_file != "-" and not Path(input_file).is_file():
-        raise ToolkitError(f"input file not found: {input_file}")
-    source = sys.stdin if input_file == "-" else open(input_file, encoding="utf-8-sig", errors="replace")
-    sink = open(output_file, "w", encoding="utf-8") if output_file else sys.stdout
-    try:
-        for line in runner.predict_lines(source, batch_size):
-            sink.write(line + "\n")
-    finally:
-        if source is not sys.stdin:
-            source.close()
-        if sink is not sys.stdout:
-            sink.close()
+    with input_lines(input_file) as lines:
+        sink = open_output(output_file) if output_file else sys.stdout
+        try:
+            for line in runner.predict_lines(lines, batch_size):
+                sink.write(line + "\n")
+        finally:
+            if sink is not sys.stdout:
+                sink.close()
 
 
 @cli.command()
@@ -168,7 +172,9 @@ def visualize(archive: str, input_file: str, output_dir: str, max_sentences: int
 def oracle(config: str, data: str, overrides: tuple[str, ...], include: tuple[str, ...]) -> None:
     """Replay CONFIG's grammar oracle on DATA; prints round-trip counts as one JSON object.
 
-    A grammar that learns from training data (labeled-SHIFT words) is fitted on DATA itself.
+    DATA is read whole (no ``max_examples``) by the reader of unseen data: the config's
+    ``validation_dataset_reader`` if it has one, else its ``dataset_reader``. A grammar that
+    learns from training data (labeled-SHIFT words) is fitted on DATA itself.
     """
     from toolkit.data.dataset_readers import DatasetReader
     from toolkit.grammars.grammar import Grammar
@@ -176,9 +182,9 @@ def oracle(config: str, data: str, overrides: tuple[str, ...], include: tuple[st
 
     _setup(include)
     params = _params(config, overrides)
-    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    reader = DatasetReader.from_params(params.pop("validation_dataset_reader", None) or params.pop("dataset_reader"))
     grammar = Grammar.from_params(params.pop("grammar", {}))
-    examples = reader.read(data)
+    examples = reader.read(data, whole=True)
     grammar.fit(examples)  # as `toolkit train` does
     click.echo(json.dumps(replay_oracle(grammar, examples)))
 
@@ -215,8 +221,19 @@ def one_line(message: str) -> str:
 def main() -> None:
     try:
         cli.main(standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as abort:
+        if isinstance(abort.__context__, EOFError):  # click turns any EOFError into an abort: a file ended too soon
+            click.echo(f"error: a file ended before it was complete ({one_line(str(abort.__context__)) or 'EOFError'})", err=True)
+            sys.exit(1)
         sys.exit(130)
+    except BrokenPipeError:  # `toolkit predict ... | head`: the reader has gone, which is no error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+    except OSError as error:
+        if error.filename is None:
+            raise  # not a file the user named: a bug, with its traceback
+        click.echo(f"error: {error.filename}: {(error.strerror or type(error).__name__).lower()}", err=True)
+        sys.exit(1)
     except click.ClickException as error:
         error.show()
         sys.exit(error.exit_code)

@@ -118,7 +118,10 @@ def build(target: Callable[..., T], params: Params, extras: Mapping[str, Any]) -
                 kwargs[name] = matches[0]
             elif parameter.default is _EMPTY:
                 raise ConfigurationError(f"missing key '{path}'")
-    return target(**kwargs)
+    try:
+        return target(**kwargs)
+    except ValueError as error:  # a constructor refusing a value of the config (a width num_heads does not divide)
+        raise ConfigurationError(f"{params.history.rstrip('.') or 'the config'}: {error}") from error
 
 
 def convert(value: Any, annotation: Any, path: str, extras: Mapping[str, Any]) -> Any:
@@ -269,6 +272,11 @@ def _is_instance_of(value: Any, annotation: Any) -> bool:
     classes = [member for member in members
                if isinstance(member, type) and member not in (*_SCALARS, object, type(None))]
     return any(isinstance(value, member) for member in classes)
+
+
+def config_keys(target: Callable[..., Any]) -> set[str]:
+    """The config keys *target* (a class or a function) reads."""
+    return set(_parameters(target))
 
 
 def _parameters(target: Callable[..., Any]) -> dict[str, tuple[inspect.Parameter, Any]]:

@@ -16,8 +16,9 @@ name the exact place in the config::
 from __future__ import annotations
 
 import json
+import logging
 import os
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,10 @@ import _jsonnet
 
 from toolkit.errors import ConfigurationError
 
+logger = logging.getLogger(__name__)
 _REQUIRED: Any = object()  # marks a key that has no default
 _CONFIG_SUFFIXES = (".jsonnet", ".libsonnet", ".json")
+KeysOf = Callable[[str, str], "set[str] | None"]  # (old type, new type) -> the keys the new type takes
 
 
 def copy_tree(value: Any) -> Any:
@@ -136,8 +139,9 @@ class Params(MutableMapping):
         path: str | os.PathLike[str],
         overrides: str | Mapping[str, Any] | None = None,
         ext_vars: Mapping[str, str] | None = None,
+        keys_of: KeysOf | None = None,
     ) -> Params:
-        """Evaluate a jsonnet/JSON config, then deep-merge *overrides* (dotted or nested keys)."""
+        """Evaluate a jsonnet/JSON config, then deep-merge *overrides* (dotted or nested keys; see :func:`merge`)."""
         if not Path(path).is_file():
             raise ConfigurationError(f"config file not found: {path}")
         variables = {**default_ext_vars(), **(ext_vars or {})}
@@ -145,7 +149,7 @@ class Params(MutableMapping):
         if isinstance(overrides, str):
             overrides = evaluate_jsonnet(overrides, variables) if overrides.strip() else None
         if overrides:
-            config = merge(config, unflatten(overrides))
+            config = merge(config, unflatten(overrides), keys_of)
         return cls(config)
 
     def to_file(self, path: str | os.PathLike[str]) -> None:
@@ -240,16 +244,40 @@ def unflatten(overrides: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
-def merge(config: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Deep-merge *overrides* into a copy of *config*: dicts merge, anything else replaces.
+def merge(config: Mapping[str, Any], overrides: Mapping[str, Any], keys_of: KeysOf | None = None) -> dict[str, Any]:
+    """Deep-merge *overrides* into a copy of *config*: objects merge, anything else replaces.
 
-    Merging keeps a component's other keys when only its ``"type"`` changes (a decoder becomes a
-    ``stack_transformer`` with the same sizes), as AllenNLP's overrides do.
+    An override that gives an object another ``"type"`` replaces that object instead of merging
+    into it, since the old type's options mean nothing to the new one (``arc_standard``'s
+    ``non_projective`` is no key of ``arc_swap``). Only the old keys that the new type also takes
+    carry over, so that a decoder turned into a ``stack_transformer`` keeps its sizes:
+    ``keys_of(old_type, new_type)`` names them (``None``: unknown, keep none). Each dropped key is
+    logged with its path.
     """
+    return _merge(config, overrides, keys_of, "")
+
+
+
+def _merge(config: Mapping[str, Any], overrides: Mapping[str, Any], keys_of: KeysOf | None, path: str) -> dict[str, Any]:
     merged = copy_tree(config)
     for key, value in overrides.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
-            merged[key] = merge(merged[key], value)
+        old = merged.get(key)
+        if isinstance(value, Mapping) and isinstance(old, dict):
+            old_type, new_type = old.get("type"), value.get("type")
+            if isinstance(old_type, str) and isinstance(new_type, str) and old_type != new_type:
+                old = _retyped(old, old_type, new_type, keys_of, f"{path}{key}")
+            merged[key] = _merge(old, value, keys_of, f"{path}{key}.")
         else:
             merged[key] = copy_tree(value)
     return merged
+
+
+def _retyped(old: dict[str, Any], old_type: str, new_type: str, keys_of: KeysOf | None, path: str) -> dict[str, Any]:
+    """The keys of *old* (typed *old_type*) that an object of *new_type* takes too."""
+    taken = (keys_of(old_type, new_type) if keys_of else None) or set()
+    kept = {key: value for key, value in old.items() if key in taken and key != "type"}
+    if dropped := sorted(set(old) - set(kept) - {"type"}):
+        logger.info(
+            "override: %s is now %r, no longer %r, so it drops %s", path, new_type, old_type, ", ".join(f"{path}.{key}" for key in dropped)
+        )
+    return kept

@@ -26,6 +26,7 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions, version
 from pathlib import Path
 from toolkit.errors import ArchiveError, ConfigurationError
+from toolkit.files import write_atomically
 
 logger = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "toolkit.plugins"
@@ -109,7 +110,7 @@ def plugin_records(classes: Iterable[type]) -> list[dict[str, str | None]]:
 
 def write_plugins(directory: Path, classes: Iterable[type]) -> None:
     """``plugins.json``: what :func:`require_plugins` imports before an archive of these components loads."""
-    (directory / PLUGINS_NAME).write_text(json.dumps(plugin_records(classes), indent=2) + "\n")
+    write_atomically(directory / PLUGINS_NAME, json.dumps(plugin_records(classes), indent=2) + "\n")
 
 
 def require_plugins(directory: Path, archive: Path) -> None:

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from typing import Any, ClassVar, TypeVar
 
 from toolkit.errors import ConfigurationError, RegistryError
-from toolkit.from_params import F, FromParams, as_params, build, call_from_params
+from toolkit.from_params import F, FromParams, as_params, build, call_from_params, config_keys
 from toolkit.params import Params
 
 R = TypeVar("R", bound="Registrable")
@@ -167,6 +167,18 @@ def registered_bases() -> dict[type, dict[str, type]]:
         base: {name: subclass for name, (subclass, _) in sorted(entries.items())}
         for base, entries in Registrable._registry.items()
     }
+
+
+def keys_taken(old_type: str, new_type: str) -> set[str] | None:
+    """The config keys that *new_type* takes, in the registry holding both names (``None``: no such registry).
+
+    What an override that changes a component's type carries over from the old one (:func:`toolkit.params.merge`).
+    """
+    for entries in Registrable._registry.values():
+        if old_type in entries and new_type in entries:
+            subclass, constructor = entries[new_type]
+            return config_keys(getattr(subclass, constructor) if constructor else subclass)
+    return None
 
 
 def _owner_of(cls: type) -> type | None:

@@ -1,6 +1,6 @@
 """Transition systems: output grammars whose symbols are parser actions (dependency parsing).
 
-Each is a :class:`toolkit.grammars.Grammar`; see ../shared/DESIGN.md. Pure Python, no torch.
+Each is a :class:`toolkit.grammars.Grammar`; see docs/design.md. Pure Python, no torch.
 Importing this package registers the grammars ``arc_standard``, ``arc_hybrid``, ``arc_swap`` and ``amr``
 (see :mod:`transition_systems.amr`).
 """

@@ -1,6 +1,6 @@
 """Tree codecs: output grammars whose symbols are arity-annotated tree nodes (LCRS, BFS/DFS positions).
 
-Each is a :class:`toolkit.grammars.Grammar`; see ../shared/DESIGN.md. Pure Python, no torch.
+Each is a :class:`toolkit.grammars.Grammar`; see docs/design.md. Pure Python, no torch.
 Importing this package registers the grammars ``lcrs_dfs``, ``lcrs_bfs`` and ``nary_dfs``, and the
 ``tree_pairs`` reader of tree inputs.
 """

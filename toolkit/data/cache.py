@@ -27,7 +27,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from toolkit.training.checkpointer import atomic_write
+from toolkit.files import atomic_write
 
 logger = logging.getLogger(__name__)
 NOT_IN_KEY = ("trainer", "metrics", "train_data_path", "validation_data_path", "test_data_path", "cache_directory")

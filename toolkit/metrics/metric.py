@@ -28,6 +28,13 @@ class Metric(Registrable, ABC):
     def get_metric(self, reset: bool = False) -> dict[str, float]:
         """The metric values so far; with *reset*, start counting afresh afterwards."""
 
+    def names(self) -> list[str] | None:
+        """The scores :meth:`get_metric` reports, known before any prediction (``None`` if a metric cannot say)."""
+        try:
+            return list(self.get_metric())
+        except Exception:  # a plugin metric that cannot report on nothing
+            return None
+
     def reset(self) -> None:
         """Zero every count."""
         self._counts = {name: 0.0 for name in self.count_names}

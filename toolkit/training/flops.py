@@ -15,20 +15,23 @@ import torch
 __all__ = ["measure_peak_flops", "model_flops_utilization"]
 
 
-def measure_peak_flops(dtype: torch.dtype = torch.float32, size: int = 2048, seconds: float = 1.0, device: str | torch.device = "cpu") -> float:
+def measure_peak_flops(
+    dtype: torch.dtype = torch.float32, size: int = 2048, seconds: float = 1.0, device: str | torch.device = "cpu", again: bool = False
+) -> float:
     """The FLOP/s of ``torch.matmul`` of two *size* x *size* matrices of *dtype* on *device*.
 
     One warm-up product, then products repeated for about *seconds* (at least one), counting
-    2 * size**3 FLOPs each. Runs at the current ``torch.get_num_threads()`` on the CPU and
-    synchronises on CUDA. The result is cached per (device, dtype, size, thread count), so a process
-    measures each once; *seconds* only matters for the first call.
+    2 * size**3 FLOPs each; the peak is the fastest of five windows, since other work on a shared
+    machine only ever slows a window down. Runs at the current ``torch.get_num_threads()`` on the
+    CPU and synchronises on CUDA. The result is cached per (device, dtype, size, thread count), so a
+    process measures each once; *again* measures anew and keeps the higher figure.
     """
     device = torch.device(device)
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
     key = (device, dtype, size, torch.get_num_threads())
-    if key not in _PEAKS:
-        _PEAKS[key] = _measure(device, dtype, size, seconds)
+    if key not in _PEAKS or again:
+        _PEAKS[key] = max(_PEAKS.get(key, 0.0), _measure(device, dtype, size, seconds))
     return _PEAKS[key]
 
 
@@ -46,16 +49,22 @@ def _measure(device: torch.device, dtype: torch.dtype, size: int, seconds: float
 
     torch.matmul(a, b)  # warm-up: kernel selection, allocations
     synchronize()
-    products, start = 0, time.perf_counter()
-    while True:
-        torch.matmul(a, b)
-        products += 1
-        if products % 4 == 0 or device.type != "cuda":  # on CUDA, sync only now and then: launches are async
-            synchronize()
-            elapsed = time.perf_counter() - start
-            if elapsed >= seconds:
-                break
-    return 2 * size**3 * products / elapsed
+    best = 0.0
+    for _ in range(_WINDOWS):
+        products, start = 0, time.perf_counter()
+        while True:
+            torch.matmul(a, b)
+            products += 1
+            if products % 4 == 0 or device.type != "cuda":  # on CUDA, sync only now and then: launches are async
+                synchronize()
+                elapsed = time.perf_counter() - start
+                if elapsed >= seconds / _WINDOWS:
+                    break
+        best = max(best, 2 * size**3 * products / elapsed)
+    return best
+
+
+_WINDOWS = 5
 
 
 def model_flops_utilization(parameters: int, tokens_per_second: float, peak: float) -> float:

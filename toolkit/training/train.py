@@ -34,6 +34,7 @@ from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
 from toolkit.errors import ConfigurationError
+from toolkit.files import DirectoryLock, reason, write_atomically
 from toolkit.from_params import construct
 from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.metric import Metric
@@ -76,19 +77,86 @@ def drop_skipped(grammar: Grammar, examples: Sequence[Example], split: str) -> l
     return kept
 
 
-def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> None:
+def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> DirectoryLock:
+    """Make *directory* ready for this run and lock it against every other run; the lock, held.
+
+    ``--force`` empties the directory only once the lock is taken, so it never pulls the files out
+    from under a run that is still going; ``--recover`` likewise never joins a running one.
+    """
     if recover and force:
         raise ConfigurationError("use either --recover or --force, not both")
-    if directory.exists() and any(directory.iterdir()):
-        if force:
-            shutil.rmtree(directory)
-        elif not recover:
-            raise ConfigurationError(
-                f"serialization directory {directory} is not empty; use --recover to continue its training or --force to overwrite it"
-            )
-    elif recover:
+    if directory.exists() and not directory.is_dir():
+        raise ConfigurationError(f"the serialization directory {directory} is a file")
+    filled = directory.is_dir() and any(path.name != DirectoryLock.NAME for path in directory.iterdir())
+    if filled and not (recover or force):
+        raise ConfigurationError(
+            f"serialization directory {directory} is not empty; use --recover to continue its training or --force to overwrite it"
+        )
+    if recover and not filled:
         raise ConfigurationError(f"--recover: serialization directory {directory} holds no earlier run")
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigurationError(f"cannot make the serialization directory {directory}: {reason(error)}") from None
+    lock = DirectoryLock(directory)
+    lock.acquire("recover the run in it" if recover else "train into it" if not force else "overwrite it (--force)")
+    if force:
+        for path in directory.iterdir():
+            if path.name != DirectoryLock.NAME:
+                shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+    return lock
+
+
+# What a recovered run may change: how long it goes on, and where and how fast it runs. Anything
+# else (the model, the data, the optimizer) is what the saved state was made with.
+RECOVERABLE_KEYS = (
+    "trainer.num_epochs", "trainer.max_minutes", "trainer.patience", "trainer.device", "trainer.num_workers",
+    "trainer.progress_bar", "trainer.decode_max_tokens", "trainer.report_mfu", "trainer.max_skipped_steps",
+    "test_data_path", "cache_directory",
+)
+
+
+def check_recovered_config(saved: dict, config: dict, directory: Path) -> None:
+    """Refuse a ``--recover`` whose config changes what the saved state was trained with.
+
+    The run goes on with the model, data and optimizer of its checkpoints, so a change to them
+    would be recorded in ``config.json`` and the archive without being done. Only the keys of
+    :data:`RECOVERABLE_KEYS` may change; they take effect and are recorded.
+    """
+    changed = [path for path in differences(saved, config) if not path.startswith(RECOVERABLE_KEYS)]
+    if changed:
+        shown = "; ".join(f"{path}: {lookup(saved, path)!r} -> {lookup(config, path)!r}" for path in changed[:5])
+        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        raise ConfigurationError(
+            f"--recover: the config differs from the one the run in {directory} was started with ({shown}{more}); a recovered "
+            f"run continues that run as it was, so only {', '.join(RECOVERABLE_KEYS)} may change. Train the changed config "
+            "into a new directory instead"
+        )
+
+
+def saved_config(directory: Path) -> dict:
+    try:
+        return json.loads((directory / CONFIG_NAME).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ConfigurationError(f"--recover: {directory / CONFIG_NAME} is damaged ({error}); the run cannot be continued") from None
+
+
+def differences(a: object, b: object, path: str = "") -> list[str]:
+    """The key paths where two configs differ (``model.encoder.num_layers``)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [found for key in sorted(set(a) | set(b)) for found in differences(a.get(key, _ABSENT), b.get(key, _ABSENT), f"{path}{key}.")]
+    return [] if a == b else [path.rstrip(".")]
+
+
+_ABSENT = "(absent)"
+
+
+def lookup(config: dict, path: str) -> object:
+    for key in path.split("."):
+        if not isinstance(config, dict) or key not in config:
+            return _ABSENT
+        config = config[key]
+    return config
 
 
 @contextmanager
@@ -106,7 +174,10 @@ def quiet_logging() -> Iterator[None]:
 @contextmanager
 def file_logging(directory: Path) -> Iterator[None]:
     """Write the toolkit's INFO messages to ``out.log`` for the run, whatever the console's level."""
-    handler = logging.FileHandler(directory / "out.log")
+    try:
+        handler = logging.FileHandler(directory / "out.log")
+    except OSError as error:
+        raise ConfigurationError(f"cannot write {directory / 'out.log'}: {reason(error)}") from None
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     toolkit_logger, root = logging.getLogger("toolkit"), logging.getLogger()
     previous = toolkit_logger.level
@@ -130,12 +201,15 @@ def train_model(params: Params, serialization_dir: str | Path, recover: bool = F
     config = params.as_dict()
     distributed = init_distributed(str(config.get("trainer", {}).get("device", "auto")))
     try:
-        if distributed.is_main:
-            prepare_serialization_dir(directory, recover, force)
-        distributed.barrier()
-        logs = file_logging(directory) if distributed.is_main else quiet_logging()
-        with logs, record_built() as components:
-            return _train(params, config, directory, recover, components, distributed)
+        lock = prepare_serialization_dir(directory, recover, force) if distributed.is_main else None
+        try:
+            distributed.barrier()
+            logs = file_logging(directory) if distributed.is_main else quiet_logging()
+            with logs, record_built() as components:
+                return _train(params, config, directory, recover, components, distributed)
+        finally:
+            if lock is not None:
+                lock.release()
     finally:
         close_distributed()
 
@@ -157,6 +231,8 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
     if fitted := grammar.fit(train_examples):
         config["grammar"] = {**config.get("grammar", {}), **fitted}  # the archive rebuilds the fitted grammar
         logger.info("grammar fitted on the training data: %s", ", ".join(f"{key} ({len(value)})" if isinstance(value, list) else key for key, value in fitted.items()))
+    if recover and (directory / CONFIG_NAME).exists():
+        check_recovered_config(saved_config(directory), config, directory)
     if report := grammar.data_report(train_examples):
         logger.info("grammar on the training data: %s", json.dumps(report))
     train_examples = drop_skipped(grammar, train_examples, "training")
@@ -170,13 +246,16 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
     else:  # every rank builds the same vocabulary from the same data
         vocab = construct(build_vocabulary, vocabulary_params, examples=train_examples, grammar=grammar)
         if distributed.is_main:
-            vocab.save(vocab_dir)
+            staging = directory / (VOCABULARY_DIR + ".tmp")
+            shutil.rmtree(staging, ignore_errors=True)
+            vocab.save(staging)
+            os.replace(staging, vocab_dir)  # whole or absent: --recover reads it back
     model = Model.from_params(params.pop("model"), vocab=vocab, grammar=grammar)
     metrics = [Metric.from_params(p) for p in params.pop("metrics", [])]
     trainer = Trainer.from_params(params.pop("trainer", {}))
     params.assert_empty("the config")
     if distributed.is_main:
-        (directory / CONFIG_NAME).write_text(json.dumps(config, indent=2))
+        write_atomically(directory / CONFIG_NAME, json.dumps(config, indent=2))
         write_plugins(directory, components)  # the plugin packages an archive must import to rebuild the model
     logger.info("model: %d parameters", sum(p.numel() for p in model.parameters() if p.requires_grad))
 
@@ -196,6 +275,6 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
         test_metrics = evaluate(model, validation_reader.read(test_path), metrics, trainer.decode_max_tokens)
         final.update({f"test_{name}": value for name, value in test_metrics.items()})
         logger.info("test: %s", json.dumps(test_metrics))
-    (directory / "metrics.json").write_text(json.dumps(final, indent=2))
+    write_atomically(directory / "metrics.json", json.dumps(final, indent=2))
     plot_training_curves(history, directory)
     return write_archive(directory, model)

@@ -6,6 +6,7 @@ needs is saved. At the end the best (or last) N checkpoints are averaged into th
 """
 
 import contextlib
+import difflib
 import json
 import logging
 import math
@@ -17,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import load_model
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader
 from tqdm import tqdm
@@ -26,11 +26,12 @@ from toolkit.data.batching import TokenBudgetBatchSampler
 from toolkit.data.example import Example
 from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError, TrainingError
+from toolkit.files import write_atomically
 from toolkit.from_params import Lazy
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
 from toolkit.registrable import Registrable
-from toolkit.training.checkpointer import Checkpointer
+from toolkit.training.checkpointer import Checkpointer, load_weights
 from toolkit.training.curves import TensorBoardLog
 from toolkit.training.device import PRECISION_DTYPES, autocast, resolve_device, resolve_precision
 from toolkit.training.distributed import Distributed
@@ -161,6 +162,8 @@ class GradientDescentTrainer(Trainer):
         its share of the batches and only rank 0 writes checkpoints. *preprocessing_seconds* (the
         indexing before training) counts as data time of the first epoch.
         """
+        if validation_examples:
+            self.check_validation_metric(metrics)
         if distributed.enabled and self.device.type == "cuda":
             self.device = torch.device("cuda", distributed.local_rank)
         model.to(self.device)
@@ -177,7 +180,7 @@ class GradientDescentTrainer(Trainer):
         if distributed.enabled:
             torch.manual_seed(seed + distributed.rank)  # different dropout on every rank
         parameters = sum(p.numel() for p in model.parameters() if p.requires_grad)
-        peak = measure_peak_flops(PRECISION_DTYPES.get(self.mixed_precision, torch.float32), seconds=0.5, device=self.device) if self.report_mfu else None
+        peak = self.peak_flops() if self.report_mfu else None
         if peak:
             logger.info("matmul peak of %s in %s: %.1f GFLOP/s", self.device, self.mixed_precision or "fp32", peak / 1e9)
 
@@ -186,7 +189,7 @@ class GradientDescentTrainer(Trainer):
         start_epoch, elapsed, bad_epochs = 0, 0.0, 0
         state = checkpointer.load_state() if recover else None
         if state is not None:
-            load_model(model, str(checkpointer.weights_path(state["epoch"])), device=str(self.device))
+            load_weights(model, checkpointer.weights(state["epoch"]))
             optimizer.load_state_dict(state["optimizer"])
             if scheduler and state.get("scheduler"):
                 scheduler.load_state_dict(state["scheduler"])
@@ -215,8 +218,8 @@ class GradientDescentTrainer(Trainer):
             results = {"epoch": epoch, **self.train_epoch(trained, model, train_data, batches, optimizer, scheduler, scaler, epoch, distributed)}
             if epoch == start_epoch and preprocessing_seconds:
                 results["data_seconds"] = round(results["data_seconds"] + preprocessing_seconds, 2)
-            if peak:
-                results["mfu"] = round(model_flops_utilization(parameters, results["training_tokens_per_second"], peak * distributed.world_size), 4)
+            if peak and (mfu := self.utilization(parameters, results["training_tokens_per_second"], distributed.world_size)) is not None:
+                results["mfu"] = mfu
             last = epoch == self.num_epochs - 1
             if validation_data and ((epoch + 1) % self.validate_every == 0 or last):
                 with autocast(self.device, self.mixed_precision):
@@ -244,7 +247,7 @@ class GradientDescentTrainer(Trainer):
                 tensorboard.add(epoch, results)
             rng_per_rank = distributed.gather(rng_state())
             if distributed.is_main:
-                Path(serialization_dir, f"metrics_epoch_{epoch}.json").write_text(json.dumps(results, indent=2))
+                write_atomically(Path(serialization_dir, f"metrics_epoch_{epoch}.json"), json.dumps(results, indent=2))
                 checkpointer.save(
                     epoch,
                     model,
@@ -331,6 +334,36 @@ class GradientDescentTrainer(Trainer):
             "data_seconds": round(data_seconds, 2),
             "skipped_steps": self.skipped_steps,
         }
+
+    def check_validation_metric(self, metrics: Sequence[Metric]) -> None:
+        """Fail before the first epoch, not after it, if no metric computes ``validation_metric``."""
+        names = [metric.names() for metric in metrics]
+        if any(found is None for found in names):
+            return
+        available = ["loss"] + [name for found in names for name in found]
+        if self.metric_name not in available:
+            close = difflib.get_close_matches(self.metric_name, available, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ConfigurationError(
+                f"trainer.validation_metric: no metric computes {self.metric_name!r}{hint}; available: {', '.join(available)}"
+            )
+
+    def peak_flops(self, again: bool = False) -> float:
+        return measure_peak_flops(PRECISION_DTYPES.get(self.mixed_precision, torch.float32), seconds=0.5, device=self.device, again=again)
+
+    def utilization(self, parameters: int, tokens_per_second: float, world_size: int) -> float | None:
+        """The epoch's MFU, a share of at most 1, or ``None`` (logged) when no honest figure exists.
+
+        A share above 1 means the peak was measured while other work slowed the machine down: it
+        is measured again (the higher figure kept), and if training still outran it, left out.
+        """
+        mfu = model_flops_utilization(parameters, tokens_per_second, self.peak_flops() * world_size)
+        if mfu > 1:
+            mfu = model_flops_utilization(parameters, tokens_per_second, self.peak_flops(again=True) * world_size)
+        if mfu > 1:
+            logger.warning("MFU left out: training ran faster than the matmul peak measured on this busy machine (%.1f GFLOP/s)", self.peak_flops() / 1e9)
+            return None
+        return round(mfu, 4)
 
     def skip(self, epoch: int, why: str) -> None:
         """Count a skipped optimizer step; too many stop the run."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.errors import DataError, ToolkitError
+from toolkit.files import input_lines
 from toolkit.models.model import Model
 
 DPI = 100  # small files that stay readable; tick labels are 7 pt
@@ -33,11 +34,8 @@ def require_plotting() -> None:
 
 def read_sentences(path: str | Path, max_sentences: int) -> list[tuple[int, str]]:
     """The first *max_sentences* non-blank lines of *path*, with their line numbers."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"input file not found: {path}")
     sentences = []
-    with path.open(encoding="utf-8-sig", errors="replace") as lines:
+    with input_lines(path) as lines:
         for number, line in enumerate(lines, start=1):
             if line.strip():
                 sentences.append((number, line.strip()))

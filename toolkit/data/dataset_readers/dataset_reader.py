@@ -1,6 +1,7 @@
 """The base class of every dataset reader: file handling and errors that name file and line."""
 
 import itertools
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
@@ -8,6 +9,8 @@ from pathlib import Path
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.registrable import Registrable
+
+logger = logging.getLogger(__name__)
 
 
 class DatasetReader(Registrable, ABC):
@@ -22,19 +25,33 @@ class DatasetReader(Registrable, ABC):
             raise ConfigurationError(f"max_examples must be >= 0, got {max_examples}")
         self.max_examples = max_examples
 
-    def read(self, path: str | Path) -> list[Example]:
+    def read(self, path: str | Path, whole: bool = False) -> list[Example]:
         """All examples of *path* (at most ``max_examples``); ``DataError`` if missing, malformed or without examples.
 
         A file with no example at all (empty, or only blank lines and comments) is an error rather
         than an empty list: training or scoring on nothing is always a mistake (``max_examples: 0`` excepted).
+        A file cut short by ``max_examples`` is logged. *whole* ignores ``max_examples``: a command
+        that scores the file the user named (``evaluate``, ``oracle``) reads all of it.
         """
         path = Path(path)
         if not path.is_file():
             raise DataError("no such file" if not path.exists() else "not a file", path=str(path))
-        examples = list(itertools.islice(self._read(path), self.max_examples))
-        if not examples and self.max_examples != 0:
+        limit = None if whole else self.max_examples
+        remaining = self._read(path)
+        examples = list(itertools.islice(remaining, limit))
+        if limit is not None and self._continues(remaining):
+            logger.warning("read only the first %d examples of %s (the reader's max_examples)", limit, path)
+        if not examples and limit != 0:
             raise DataError("no examples: the file is empty (or holds only blank lines and comments)", path=str(path))
         return examples
+
+    @staticmethod
+    def _continues(remaining: Iterator[Example]) -> bool:
+        """Whether a file goes on after the examples read (a bad line there counts: it is not read)."""
+        try:
+            return next(remaining, None) is not None
+        except DataError:
+            return True
 
     @abstractmethod
     def _read(self, path: Path) -> Iterator[Example]:

@@ -53,11 +53,11 @@ class ParallelTextReader(DatasetReader):
         prefix = path.with_suffix("") if path.suffix == f".{self.source_language}" else path
         return Path(f"{prefix}.{self.source_language}"), Path(f"{prefix}.{self.target_language}")
 
-    def read(self, path: str | Path) -> list[Example]:
+    def read(self, path: str | Path, whole: bool = False) -> list[Example]:
         for file in self.files(path):
             if not file.is_file():
                 raise DataError("no such file" if not file.exists() else "not a file", path=str(file))
-        return super().read(self.files(path)[0])
+        return super().read(self.files(path)[0], whole)
 
     def tokens(self, text: str) -> list[str]:
         return self.tokenizer(text.lower() if self.lowercase else text).split()

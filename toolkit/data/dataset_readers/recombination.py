@@ -460,8 +460,8 @@ class RecombinationReader(DatasetReader):
             raise ConfigurationError("dataset_reader.strategies: expected at least one strategy")
         self.base_reader, self.strategies, self.seed = base_reader, strategies, seed
 
-    def read(self, path: str | Path) -> list[Example]:
-        originals = self.base_reader.read(path)
+    def read(self, path: str | Path, whole: bool = False) -> list[Example]:
+        originals = self.base_reader.read(path, whole)
         known = {pair_of(example) for example in originals}
         augmented: list[Example] = []
         for index, strategy in enumerate(self.strategies):

@@ -1,0 +1,142 @@
+"""The files a user names: input read line by line, output that fails in one line, atomic writes, a lock.
+
+A line is what ends in ``\\n`` (or the end of the file), as ``wc -l`` counts: a bare ``\\r``, a form
+feed or U+2028 inside a line stays inside it, so a predictor writes exactly one record per input
+line. Every operating-system error on a named path becomes a :class:`ToolkitError` that names the
+path and the reason (``permission denied``), never a traceback.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+from toolkit.errors import ToolkitError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks
+    fcntl = None  # type: ignore[assignment]
+
+
+def reason(error: OSError) -> str:
+    """``permission denied``, ``is a directory``...: an OSError's reason in lower case, without the path."""
+    return (error.strerror or type(error).__name__).lower()
+
+
+class InputLines:
+    """The lines of a text stream without their endings (``\\n`` or ``\\r\\n``); ``name`` says where they come from."""
+
+    def __init__(self, stream: IO[str], name: str):
+        self.stream, self.name = stream, name
+
+    def __iter__(self) -> Iterator[str]:
+        return (line.removesuffix("\n").removesuffix("\r") for line in self.stream)
+
+
+@contextmanager
+def input_lines(path: str | os.PathLike) -> Iterator[InputLines]:
+    """The lines of *path* (``-``: standard input), a leading BOM dropped, invalid UTF-8 as U+FFFD.
+
+    Bad bytes are replaced rather than refused so that one damaged line cannot stop a stream; the
+    line is still read at its place.
+    """
+    if str(path) == "-":
+        buffer = getattr(sys.stdin, "buffer", None)
+        if buffer is None:  # already text (a test's StringIO): it splits on "\n" alone
+            yield InputLines(sys.stdin, "<stdin>")
+            return
+        stream = io.TextIOWrapper(buffer, encoding="utf-8-sig", errors="replace", newline="\n")
+        try:
+            yield InputLines(stream, "<stdin>")
+        finally:
+            stream.detach()  # leave sys.stdin open
+        return
+    try:
+        stream = open(path, encoding="utf-8-sig", errors="replace", newline="\n")
+    except FileNotFoundError:
+        raise ToolkitError(f"input file not found: {path}") from None
+    except OSError as error:
+        raise ToolkitError(f"cannot read the input file {path}: {reason(error)}") from None
+    with stream:
+        yield InputLines(stream, str(path))
+
+
+def open_output(path: str | os.PathLike) -> IO[str]:
+    """*path* opened for writing UTF-8 text, or one clear error (a missing folder, no permission, a directory)."""
+    try:
+        return open(path, "w", encoding="utf-8")
+    except OSError as error:
+        raise ToolkitError(f"cannot write the output file {path}: {reason(error)}") from None
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Fail now, before a long computation, if *path* could not be written later."""
+    path = Path(path)
+    if path.is_dir():
+        raise ToolkitError(f"cannot write the output file {path}: it is a directory")
+    folder = path.parent
+    if not folder.is_dir():
+        why = f"{folder} is not a folder" if folder.exists() else f"the folder {folder} does not exist"
+        raise ToolkitError(f"cannot write the output file {path}: {why}")
+    if not os.access(path if path.exists() else folder, os.W_OK):
+        raise ToolkitError(f"cannot write the output file {path}: permission denied")
+
+
+def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
+    """Call ``write(temporary_path)`` then rename over *path*, so a crash never leaves a torn file."""
+    temporary = path.with_name(path.name + ".tmp")
+    write(temporary)
+    with open(temporary, "rb") as handle:
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write *text* (UTF-8) to *path* through :func:`atomic_write`: a killed run leaves the old file or the new one."""
+    atomic_write(Path(path), lambda temporary: temporary.write_text(text, encoding="utf-8"))
+
+
+class DirectoryLock:
+    """An exclusive, advisory lock on a directory (``flock`` on ``DIR/.lock``), held while a run writes there.
+
+    The operating system drops it when the process ends, however it ends, so a crashed run never
+    leaves a stale lock. The file holds the owner's process id, for the message another process gets.
+    """
+
+    NAME = ".lock"
+
+    def __init__(self, directory: str | os.PathLike):
+        self.path = Path(directory) / self.NAME
+        self.handle: IO[str] | None = None
+
+    def acquire(self, doing: str) -> None:
+        """Take the lock, or raise naming the process that holds it; *doing* says what was refused."""
+        try:
+            self.handle = open(self.path, "a+", encoding="utf-8")
+        except OSError as error:
+            raise ToolkitError(f"cannot {doing}: cannot write in {self.path.parent}: {reason(error)}") from None
+        if fcntl is None:
+            return
+        try:
+            fcntl.flock(self.handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.handle.seek(0)
+            owner = self.handle.read().strip() or "another process"
+            self.handle.close()
+            self.handle = None
+            raise ToolkitError(f"cannot {doing}: {self.path.parent} is in use by a training run (process {owner}); wait for it to end or stop it") from None
+        self.handle.seek(0)
+        self.handle.truncate()
+        self.handle.write(f"{os.getpid()}\n")
+        self.handle.flush()
+
+    def release(self) -> None:
+        if self.handle is not None:
+            self.handle.close()  # closing drops the flock
+            self.handle = None
