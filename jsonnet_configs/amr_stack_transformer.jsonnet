@@ -25,7 +25,7 @@ local dropout = 0.3;
 local common = { input_dim: dim, num_layers: layers, num_heads: heads, ff_dim: 4 * dim, dropout: dropout };
 
 {
-  // # ::snt of the AMR Bank is tokenised: split on whitespace; lemmas from spaCy (en_core_web_sm) if installed.
+  // # ::snt of the AMR Bank is tokenised: split on whitespace; lemmas from spaCy (en_core_web_sm) if installed, else simplemma's.
   dataset_reader: { type: 'penman', tokenizer: 'whitespace' },
   train_data_path: dir + 'amr-bank-struct-v3.0-train.txt',
   validation_data_path: dir + 'amr-bank-struct-v3.0-dev.txt',

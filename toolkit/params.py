@@ -142,10 +142,8 @@ class Params(MutableMapping):
         keys_of: KeysOf | None = None,
     ) -> Params:
         """Evaluate a jsonnet/JSON config, then deep-merge *overrides* (dotted or nested keys; see :func:`merge`)."""
-        if not Path(path).is_file():
-            raise ConfigurationError(f"config file not found: {path}")
         variables = {**default_ext_vars(), **(ext_vars or {})}
-        config = evaluate_jsonnet(Path(path), variables)
+        config = evaluate_jsonnet(Path(path), variables)  # a missing file or a directory is a ConfigurationError there
         if isinstance(overrides, str):
             overrides = evaluate_jsonnet(overrides, variables) if overrides.strip() else None
         if overrides:
@@ -195,7 +193,7 @@ def evaluate_jsonnet(
     if not is_file and "\n" not in text and text.endswith(_CONFIG_SUFFIXES):
         is_file = True  # a mistyped path, not a snippet: say so instead of a jsonnet parse error
     if is_file and not os.path.isfile(text):
-        raise ConfigurationError(f"config file not found: {text}")
+        raise ConfigurationError(f"config file {text} is a directory" if os.path.isdir(text) else f"config file not found: {text}")
     where = text if is_file else "<snippet>"
     try:
         if is_file:

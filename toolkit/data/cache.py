@@ -27,6 +27,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from toolkit.data.tokenization import lemmatizer_name
 from toolkit.files import atomic_write
 
 logger = logging.getLogger(__name__)
@@ -53,7 +54,10 @@ def cache_key(config: Mapping[str, Any], *data_paths: str | Path) -> str:
     except PackageNotFoundError:
         toolkit_version = "unknown"
     shaping = {key: value for key, value in config.items() if key not in NOT_IN_KEY}
-    text = json.dumps({"config": shaping, "data": [fingerprint(path) for path in data_paths], "version": toolkit_version}, sort_keys=True)
+    # the lemmatizer shapes AMR oracles: spaCy's lemmas and simplemma's must not share an entry
+    text = json.dumps(
+        {"config": shaping, "data": [fingerprint(path) for path in data_paths], "version": toolkit_version, "lemmas": lemmatizer_name()}, sort_keys=True
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

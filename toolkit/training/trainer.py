@@ -97,7 +97,8 @@ class GradientDescentTrainer(Trainer):
     num_workers : processes that collate batches while the model trains (``0``: in the training
         process); batches go to pinned memory when training on CUDA.
     report_mfu : log each epoch's model FLOPs utilisation, ``6 x parameters x tokens/s`` over the
-        device's matmul peak in the training precision (measured once, about a second, at the start).
+        device's matmul peak in the training precision (measured at the start, about a second, and
+        once more if a share above 1 shows the machine was busy then; a share above 1 is never reported).
     """
 
     def __init__(
@@ -143,6 +144,7 @@ class GradientDescentTrainer(Trainer):
             raise ConfigurationError(f"trainer.num_workers must be >= 0, got {num_workers}")
         self.progress_bar, self.num_workers, self.report_mfu = progress_bar, num_workers, report_mfu
         self.max_skipped_steps, self.skipped_steps = max_skipped_steps, 0
+        self.peak_measured_again = False
 
     def train(
         self,
@@ -189,12 +191,18 @@ class GradientDescentTrainer(Trainer):
         start_epoch, elapsed, bad_epochs = 0, 0.0, 0
         state = checkpointer.load_state() if recover else None
         if state is not None:
-            load_weights(model, checkpointer.weights(state["epoch"]))
-            optimizer.load_state_dict(state["optimizer"])
-            if scheduler and state.get("scheduler"):
-                scheduler.load_state_dict(state["scheduler"])
-            if state.get("scaler"):
-                scaler.load_state_dict(state["scaler"])
+            try:
+                load_weights(model, checkpointer.weights(state["epoch"]))
+                optimizer.load_state_dict(state["optimizer"])
+                if scheduler and state.get("scheduler"):
+                    scheduler.load_state_dict(state["scheduler"])
+                if state.get("scaler"):
+                    scaler.load_state_dict(state["scaler"])
+            except (RuntimeError, ValueError, KeyError) as error:  # a state from another model (its config.json lost)
+                raise TrainingError(
+                    f"--recover: the checkpoint of epoch {state['epoch']} in {checkpointer.directory} does not fit the model this config "
+                    f"builds ({' '.join(str(error).split())[:300]}); train into a new directory instead"
+                ) from None
             history, kept = state["history"], [tuple(k) for k in state["kept"]]
             start_epoch, elapsed, bad_epochs = state["epoch"] + 1, state["elapsed"], state["bad_epochs"]
             self.skipped_steps = state.get("skipped_steps", 0)
@@ -358,7 +366,8 @@ class GradientDescentTrainer(Trainer):
         is measured again (the higher figure kept), and if training still outran it, left out.
         """
         mfu = model_flops_utilization(parameters, tokens_per_second, self.peak_flops() * world_size)
-        if mfu > 1:
+        if mfu > 1 and not self.peak_measured_again:  # once a run: each measurement takes a second
+            self.peak_measured_again = True
             mfu = model_flops_utilization(parameters, tokens_per_second, self.peak_flops(again=True) * world_size)
         if mfu > 1:
             logger.warning("MFU left out: training ran faster than the matmul peak measured on this busy machine (%.1f GFLOP/s)", self.peak_flops() / 1e9)
