@@ -1,0 +1,266 @@
+"""Token embedders: one vector per word from a (tiny, random, local) pretrained transformer, or from characters."""
+
+import inspect
+import json
+import shutil
+import sys
+
+import pytest
+import torch
+
+from toolkit.data.example import Example
+from toolkit.errors import ConfigurationError
+from toolkit.modules.token_embedders import CharacterEmbedder, ScalarMix, TokenEmbedder
+from toolkit.modules.token_embedders.characters import character_ids
+
+VOCABULARY = "[PAD] [UNK] [CLS] [SEP] [MASK] the dog ##s run ##ning un ##believ ##able".split() + list("abcdefghijklmnop")
+ID = {piece: i for i, piece in enumerate(VOCABULARY)}
+CLS, SEP, UNK = ID["[CLS]"], ID["[SEP]"], ID["[UNK]"]
+
+
+# ------------------------------------------------------------------ a tiny random BERT, saved like a downloaded one
+
+
+@pytest.fixture(scope="module")
+def bert_dir(tmp_path_factory):
+    transformers = pytest.importorskip("transformers")
+    directory = tmp_path_factory.mktemp("tiny_bert")
+    vocab_file = directory / "vocab.txt"
+    vocab_file.write_text("\n".join(VOCABULARY) + "\n", encoding="utf-8")
+    fast = transformers.BertTokenizerFast  # transformers 4 reads `vocab_file`, 5 reads `vocab`
+    key = "vocab_file" if "vocab_file" in inspect.signature(fast.__init__).parameters else "vocab"
+    tokenizer = fast(**{key: str(vocab_file)})
+    assert tokenizer.convert_tokens_to_ids("dog") == ID["dog"]
+    config = transformers.BertConfig(
+        vocab_size=len(VOCABULARY), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=64,
+    )
+    torch.manual_seed(0)
+    transformers.BertModel(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def raw_bert(bert_dir):
+    """The same weights, loaded independently: the reference the embedder is checked against."""
+    import transformers
+
+    return transformers.AutoModel.from_pretrained(bert_dir, local_files_only=True).eval()
+
+
+def embedder(bert_dir, **params) -> TokenEmbedder:
+    return TokenEmbedder.from_params({"type": "pretrained_transformer", "model_name": str(bert_dir), "layers": "last", **params})
+
+
+def embed(module: TokenEmbedder, *sentences: list[str]) -> torch.Tensor:
+    """(B, S, D) word vectors of *sentences*, padded as a model would."""
+    inputs = [module.example_inputs(Example(list(words))) for words in sentences]
+    num_words = max(len(words) for words in sentences)
+    mask = torch.tensor([[i < len(words) for i in range(num_words)] for words in sentences])
+    return module(torch.zeros(mask.shape, dtype=torch.long), mask, **module.batch_inputs(inputs, num_words))
+
+
+def raw_states(raw_bert, piece_ids: list[int], all_layers: bool = False):
+    """The reference model's states over ``[CLS] pieces [SEP]``: (T, H), or every layer's (L+1, T, H)."""
+    with torch.no_grad():
+        output = raw_bert(input_ids=torch.tensor([[CLS, *piece_ids, SEP]]), output_hidden_states=True)
+    return torch.stack(output.hidden_states)[:, 0] if all_layers else output.last_hidden_state[0]
+
+
+SENTENCE = ["the", "dogs", "unbelievable", "running"]
+PIECES = [ID["the"], ID["dog"], ID["##s"], ID["un"], ID["##believ"], ID["##able"], ID["run"], ID["##ning"]]
+
+
+# ------------------------------------------------------------------ subwords and pooling
+
+
+def test_words_are_split_into_the_tokenizers_pieces(bert_dir):
+    inputs = embedder(bert_dir).example_inputs(Example(SENTENCE))
+    assert inputs == {"piece_ids": PIECES, "piece_counts": [1, 2, 3, 2]}
+
+
+@pytest.mark.parametrize(
+    "pooling, positions",  # the words' pieces sit at 1, 2-3, 4-6, 7-8 after [CLS]
+    [("first", [[1], [2], [4], [7]]), ("last", [[1], [3], [6], [8]]), ("mean", [[1], [2, 3], [4, 5, 6], [7, 8]])],
+)
+def test_pooling_takes_a_words_first_last_or_mean_piece(bert_dir, raw_bert, pooling, positions):
+    states = raw_states(raw_bert, PIECES)
+    expected = torch.stack([states[chosen].mean(0) for chosen in positions])
+    words = embed(embedder(bert_dir, pooling=pooling), SENTENCE)
+    assert words.shape == (1, 4, 32)
+    torch.testing.assert_close(words[0], expected, atol=1e-5, rtol=1e-4)
+
+
+def test_the_scalar_mix_starts_as_the_average_of_the_chosen_layers(bert_dir, raw_bert):
+    layers = raw_states(raw_bert, PIECES, all_layers=True)[:, 1:2]  # (3, 1, H): "the", every layer
+    everything = embed(embedder(bert_dir, layers="all"), SENTENCE)[0, 0]
+    torch.testing.assert_close(everything, layers.mean(0)[0], atol=1e-5, rtol=1e-4)
+    chosen = embed(embedder(bert_dir, layers=[0, -1]), SENTENCE)[0, 0]
+    torch.testing.assert_close(chosen, (layers[0, 0] + layers[2, 0]) / 2, atol=1e-5, rtol=1e-4)
+    mix = ScalarMix(2)
+    with torch.no_grad():
+        mix.weights.copy_(torch.tensor([0.0, torch.log(torch.tensor(3.0))]))  # softmax: 1/4, 3/4
+        mix.gamma.fill_(2.0)
+    torch.testing.assert_close(mix([torch.ones(2), torch.full((2,), 5.0)]), torch.full((2,), 2 * (0.25 + 3.75)))
+
+
+def test_words_the_tokenizer_drops_still_get_one_vector_each(bert_dir, raw_bert):
+    # "" and a control character give no piece; a lone combining mark is stripped to nothing; "á" loses its accent.
+    words = ["the", "", "\x07", "\u0301", "a\u0301", "zzz", "dogs"]
+    module = embedder(bert_dir, pooling="mean")
+    inputs = module.example_inputs(Example(words))
+    assert inputs["piece_counts"] == [1, 1, 1, 1, 1, 1, 2]
+    assert inputs["piece_ids"] == [ID["the"], UNK, UNK, UNK, ID["a"], UNK, ID["dog"], ID["##s"]]
+    vectors = embed(module, words)
+    assert vectors.shape == (1, 7, 32) and torch.isfinite(vectors).all()
+    states = raw_states(raw_bert, inputs["piece_ids"])
+    torch.testing.assert_close(vectors[0, 1], states[2], atol=1e-5, rtol=1e-4)  # the empty word reads [UNK] at its place
+    assert embed(module, [""]).shape == (1, 1, 32)
+
+
+# ------------------------------------------------------------------ windows
+
+
+def test_windowed_encoding_equals_unwindowed_when_the_input_fits_one_window(bert_dir):
+    whole = embed(embedder(bert_dir), SENTENCE, ["dogs", "run"])
+    windowed = embed(embedder(bert_dir, max_length=8, window_stride=3), SENTENCE, ["dogs", "run"])  # 8 pieces: one window
+    torch.testing.assert_close(windowed, whole, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "words, stride, expected_window",
+    [
+        # Ten one-piece words, windows of 4 every 2: starts 0, 2, 4, 6 (the last ends at the input's end).
+        (list("abcdefghij"), 2, [0, 0, 0, 1, 1, 2, 2, 3, 3, 3]),
+        # Six words, windows of 4 every 1: starts 0, 1, 2. Piece 2 scores 1, 1, 0 and piece 3 scores 0, 1, 1: ties go earlier.
+        (list("abcdef"), 1, [0, 0, 0, 1, 2, 2]),
+    ],
+)
+def test_a_long_input_is_stitched_from_the_window_where_each_piece_is_most_central(bert_dir, raw_bert, words, stride, expected_window):
+    # Each piece's window is where min(left, right), its distance to the nearer window edge, is largest (ties: the earlier):
+    # piece 2: window 0 gives min(2, 1) = 1, window 1 gives min(0, 3) = 0 -> window 0;
+    # piece 3: window 0 gives min(3, 0) = 0, window 1 gives min(1, 2) = 1 -> window 1;
+    # piece 4: window 1 gives min(2, 1) = 1, window 2 gives 0 -> window 1; piece 6: windows 2 and 3 give 1 and 0 -> window 2.
+    pieces = [ID[word] for word in words]
+    windows = [raw_states(raw_bert, pieces[start : start + 4]) for start in range(0, len(words) - 3, stride)]
+    expected = torch.stack([windows[w][1 + i - stride * w] for i, w in enumerate(expected_window)])
+    vectors = embed(embedder(bert_dir, max_length=4, window_stride=stride), words)
+    torch.testing.assert_close(vectors[0], expected, atol=1e-5, rtol=1e-4)
+    unwindowed = raw_states(raw_bert, pieces)[1:-1]
+    assert not torch.allclose(vectors[0], unwindowed, atol=1e-3)  # windows really differ from one pass
+
+
+def test_an_input_longer_than_the_model_gets_one_vector_per_word(bert_dir):
+    module = embedder(bert_dir, layers="all")  # 64 positions: windows of 62 pieces by default
+    assert module.window_length == 62 and module.window_stride == 31
+    words = ["dogs", "running", "unbelievable", ""] * 40  # 320 pieces
+    vectors = embed(module, words, ["the", "dog"])
+    assert vectors.shape == (2, 160, 32) and torch.isfinite(vectors).all()
+    assert (vectors[1, 2:] == 0).all() and (vectors[0].abs().sum(-1) > 0).all()
+
+
+def test_a_batch_gives_each_sentence_the_vectors_it_gets_alone(bert_dir):
+    for params in ({"pooling": "mean", "layers": "all"}, {"pooling": "last", "max_length": 4, "window_stride": 3}):
+        module = embedder(bert_dir, **params)
+        short, long = ["dogs", "run"], SENTENCE + ["a", "b", "c"]
+        batch = embed(module, short, long)
+        torch.testing.assert_close(batch[0, :2], embed(module, short)[0], atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(batch[1], embed(module, long)[0], atol=1e-5, rtol=1e-4)
+        assert (batch[0, 2:] == 0).all()
+
+
+# ------------------------------------------------------------------ training
+
+
+def test_a_frozen_transformer_gets_no_gradient_and_stays_in_eval_mode(bert_dir):
+    module = embedder(bert_dir, layers="all", freeze=True)
+    assert not any(parameter.requires_grad for parameter in module.transformer.parameters())
+    module.train()
+    assert module.training and not module.transformer.training and not module.transformer.encoder.layer[0].training
+    embed(module, SENTENCE).sum().backward()
+    assert all(parameter.grad is None for parameter in module.transformer.parameters())
+    assert module.scalar_mix.weights.grad is not None and module.scalar_mix.gamma.grad is not None
+    assert module.parameter_groups() == []
+
+
+def test_a_fine_tuned_transformer_has_its_own_learning_rate(bert_dir):
+    module = embedder(bert_dir, freeze=False, learning_rate=3e-5, warmup_steps=10, projection_dim=8)
+    module.train()
+    assert module.transformer.training and module.get_output_dim() == 8
+    [group] = module.parameter_groups()
+    assert group["lr"] == 3e-5 and group["warmup_steps"] == 10
+    assert {id(p) for p in group["params"]} == {id(p) for p in module.transformer.parameters()}
+    embed(module, SENTENCE).sum().backward()
+    assert module.transformer.embeddings.word_embeddings.weight.grad is not None
+
+
+# ------------------------------------------------------------------ archives and errors
+
+
+def test_the_fingerprint_of_a_directory_follows_its_weight_files(bert_dir, tmp_path):
+    copy = tmp_path / "model"
+    shutil.copytree(bert_dir, copy)
+    module = embedder(copy)
+    before = module.fingerprint()
+    assert before["model_name"] == str(copy) and set(before["sha256"]) == {"model.safetensors"}
+    assert module.fingerprint() == before and json.loads(json.dumps(before)) == before
+    with (copy / "model.safetensors").open("ab") as weights:  # the fingerprint reads the files, not the loaded model
+        weights.write(b"\0")
+    after = module.fingerprint()
+    assert after["sha256"]["model.safetensors"] != before["sha256"]["model.safetensors"]
+
+
+def test_without_transformers_the_error_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "transformers", None)  # runs whether or not transformers is installed
+    with pytest.raises(ConfigurationError, match=r'pip install "parsing-toolkit\[transformers\]"'):
+        TokenEmbedder.from_params({"type": "pretrained_transformer", "model_name": "bert-base-cased"})
+
+
+def test_unloadable_models_are_one_line_configuration_errors(bert_dir, tmp_path):
+    empty = tmp_path / "not_a_model"
+    empty.mkdir()
+    with pytest.raises(ConfigurationError, match="not_a_model") as error:
+        embedder(empty)
+    assert "\n" not in str(error.value)
+    weights_only = tmp_path / "weights_only"  # a model saved without its tokenizer
+    weights_only.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        shutil.copy(bert_dir / name, weights_only / name)
+    with pytest.raises(ConfigurationError, match="weights_only.*no tokenizer files"):
+        embedder(weights_only)
+
+
+def test_bad_settings_are_configuration_errors(bert_dir):
+    with pytest.raises(ConfigurationError, match="pooling"):
+        embedder(bert_dir, pooling="max")
+    with pytest.raises(ConfigurationError, match="layers"):
+        embedder(bert_dir, layers=[5])
+    with pytest.raises(ConfigurationError, match="window_stride"):
+        embedder(bert_dir, max_length=4, window_stride=5)
+
+
+# ------------------------------------------------------------------ characters
+
+
+def test_character_ids_are_utf8_bytes_between_word_markers():
+    assert character_ids("é", 50) == [1, 0xC3 + 3, 0xA9 + 3, 2]
+    assert character_ids("", 50) == [1, 2]
+    assert character_ids("abcdef", 5) == [1, ord("a") + 3, ord("b") + 3, ord("c") + 3, 2]
+
+
+@pytest.mark.parametrize("encoder", ["cnn", "lstm"])
+def test_characters_give_one_batch_invariant_vector_per_word(encoder):
+    torch.manual_seed(0)
+    module = TokenEmbedder.from_params({"type": "characters", "encoder": encoder, "widths": [1, 3, 5], "num_filters": 8, "hidden_dim": 8})
+    assert isinstance(module, CharacterEmbedder) and module.get_output_dim() == (24 if encoder == "cnn" else 16)
+    short, long = ["a", "", "dog"], ["extraordinarily", "long", "wordsmithery", "x"]
+    batch = embed(module, short, long)
+    assert batch.shape == (2, 4, module.get_output_dim()) and (batch[0, 3] == 0).all()
+    torch.testing.assert_close(batch[0, :3], embed(module, short)[0], atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(batch[1], embed(module, long)[0], atol=1e-6, rtol=1e-5)
+    assert not torch.allclose(batch[0, 0], batch[0, 2])
+    batch.sum().backward()
+    assert module.embedding.weight.grad.abs().sum() > 0
+    trained = module.convolutions[0].weight if encoder == "cnn" else module.lstm.weight_hh_l0_reverse
+    assert trained.grad is not None and trained.grad.abs().sum() > 0

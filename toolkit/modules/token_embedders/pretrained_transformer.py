@@ -1,0 +1,318 @@
+"""Word vectors from a pretrained Hugging Face transformer, pooled from its subwords."""
+
+import contextlib
+import hashlib
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from torch import nn
+
+from toolkit.data.example import Example
+from toolkit.errors import ConfigurationError
+from toolkit.modules.token_embedders.scalar_mix import ScalarMix
+from toolkit.modules.token_embedders.token_embedder import TokenEmbedder, pad_lists
+
+INSTALL_HINT = 'pip install "parsing-toolkit[transformers]"'
+WEIGHT_PATTERNS = ("*.safetensors", "*.bin")
+TOKENIZER_PATTERNS = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "*.model")
+
+
+@TokenEmbedder.register("pretrained_transformer")
+class PretrainedTransformerEmbedder(TokenEmbedder):
+    """Any ``transformers`` encoder (BERT, RoBERTa, XLM-R, MiniLM, ...), one vector per word.
+
+    # Parameters
+    model_name : a hub name (``"bert-base-cased"``) or a local directory holding the model and its
+        tokenizer (loaded with ``local_files_only``, so it never reaches the network).
+    pooling : how a word's subwords become its vector: its ``"first"`` subword, its ``"last"``, or
+        the ``"mean"`` of all of them.
+    layers : which hidden states to mix with a learned :class:`ScalarMix`: ``"all"`` (the
+        embedding output and every layer), ``"last"`` (the last layer alone, no mix), or a list of
+        indices into ``hidden_states`` (0 is the embedding output, -1 the last layer).
+    freeze : keep the transformer's weights fixed: no gradients, no optimizer state, always in eval
+        mode (no dropout) and run under ``torch.no_grad()``; the scalar mix and projection still
+        train. Otherwise the transformer is fine-tuned with its own *learning_rate* (and
+        *warmup_steps*, for the trainer's scheduler) through :meth:`parameter_groups`.
+    max_length : the most subwords one window holds, special tokens excluded; defaults to what the
+        model has positions for (``max_position_embeddings`` or the tokenizer's
+        ``model_max_length``, whichever is smaller, less the special tokens).
+    window_stride : how far consecutive windows of a longer input start apart (default half of
+        *max_length*); each subword takes its vector from the window in which it is most
+        central (see :meth:`forward`).
+    projection_dim : a linear projection of the word vectors to this width (None: the model's width).
+    dropout : dropout on the word vectors.
+    tokenizer_kwargs : extra arguments of ``AutoTokenizer.from_pretrained`` (``{"add_prefix_space": true}``).
+
+    A word the tokenizer gives no subword at all (an empty string, a control character, a lone
+    combining mark that normalisation strips) is read as the tokenizer's unknown token (its
+    end-of-sequence or separator token if it has none), so it still gets a vector of its own.
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        pooling: Literal["first", "last", "mean"] = "mean",
+        layers: Literal["all", "last"] | list[int] = "all",
+        freeze: bool = True,
+        learning_rate: float = 2e-5,
+        warmup_steps: int | None = None,
+        max_length: int | None = None,
+        window_stride: int | None = None,
+        projection_dim: int | None = None,
+        dropout: float = 0.0,
+        tokenizer_kwargs: dict[str, Any] | None = None,
+    ):
+        super().__init__()
+        if pooling not in ("first", "last", "mean"):
+            raise ConfigurationError(f"token_embedder.pooling must be 'first', 'last' or 'mean', got {pooling!r}")
+        self.model_name, self.pooling, self.freeze = model_name, pooling, freeze
+        self.learning_rate, self.warmup_steps = learning_rate, warmup_steps
+        self.local = Path(model_name).expanduser().is_dir()
+        self.tokenizer, self.transformer = load_transformer(model_name, self.local, tokenizer_kwargs or {})
+        config = self.transformer.config
+        hidden_size = int(config.hidden_size)
+        num_states = int(config.num_hidden_layers) + 1
+
+        prefix, suffix = special_tokens(self.tokenizer)
+        self.register_buffer("prefix", torch.tensor(prefix, dtype=torch.long), persistent=False)
+        self.register_buffer("suffix", torch.tensor(suffix, dtype=torch.long), persistent=False)
+        self.pad_id = first_id(self.tokenizer, "pad_token_id", "eos_token_id", "unk_token_id")
+        self.empty_word_id = first_id(self.tokenizer, "unk_token_id", "eos_token_id", "sep_token_id", "pad_token_id")
+
+        positions = [int(n) for n in (getattr(config, "max_position_embeddings", None), self.tokenizer.model_max_length) if n and n < 1_000_000]
+        self.window_length = max_length if max_length is not None else min(positions, default=512) - len(prefix) - len(suffix)
+        self.window_stride = window_stride if window_stride is not None else max(self.window_length // 2, 1)
+        if self.window_length < 1:
+            raise ConfigurationError(f"token_embedder.max_length must be at least 1, got {self.window_length}")
+        if not 1 <= self.window_stride <= self.window_length:
+            raise ConfigurationError(
+                f"token_embedder.window_stride must be between 1 and max_length ({self.window_length}), got {self.window_stride}"
+            )
+
+        if layers == "last":
+            self.layer_indices: list[int] | None = None
+            self.scalar_mix: ScalarMix | None = None
+        else:
+            indices = list(range(num_states)) if layers == "all" else list(layers)
+            if not indices or any(not -num_states <= i < num_states for i in indices):
+                raise ConfigurationError(
+                    f"token_embedder.layers: indices must lie in [{-num_states}, {num_states - 1}] "
+                    f"(0 is the embedding output), got {layers!r}"
+                )
+            self.layer_indices = indices
+            self.scalar_mix = ScalarMix(len(indices))
+        self.projection = nn.Linear(hidden_size, projection_dim) if projection_dim else None
+        self.dropout = nn.Dropout(dropout)
+        self.output_dim = projection_dim or hidden_size
+        if freeze:
+            self.transformer.requires_grad_(False)
+            self.transformer.eval()
+        # Indexing runs the tokenizer before data-loader workers fork; its thread pool would then warn and deadlock-guard.
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+    # ---------------------------------------------------------------- data
+
+    def example_inputs(self, example: Example) -> dict[str, Any]:
+        """``piece_ids``: the words' subword ids, flat, no special tokens; ``piece_counts``: how many each word has (>= 1)."""
+        pieces = self.word_pieces(list(example.tokens))
+        return {"piece_ids": [piece for word in pieces for piece in word], "piece_counts": [len(word) for word in pieces]}
+
+    def word_pieces(self, words: list[str]) -> list[list[int]]:
+        """Each word's subword ids; a word the tokenizer drops becomes the unknown token."""
+        if not words:
+            return []
+        if self.tokenizer.is_fast:  # in context (a BPE tokenizer marks a word's leading space), then split by word_ids
+            encoding = self.tokenizer(words, is_split_into_words=True, add_special_tokens=False, verbose=False)
+            pieces: list[list[int]] = [[] for _ in words]
+            for piece, word in zip(encoding["input_ids"], encoding.word_ids()):
+                if word is not None:
+                    pieces[word].append(piece)
+        else:
+            pieces = [list(ids) for ids in self.tokenizer(words, add_special_tokens=False, verbose=False)["input_ids"]]
+        return [word or [self.empty_word_id] for word in pieces]
+
+    def batch_inputs(self, inputs, num_tokens):
+        """``piece_ids`` (B, P) padded with the tokenizer's pad id; ``piece_counts`` (B, S) padded with 0."""
+        return {
+            "piece_ids": pad_lists([item["piece_ids"] for item in inputs], value=self.pad_id),
+            "piece_counts": pad_lists([item["piece_counts"] for item in inputs], num_tokens),
+        }
+
+    # ---------------------------------------------------------------- encoding
+
+    def forward(self, token_ids: torch.Tensor, mask: torch.Tensor, piece_ids: torch.Tensor, piece_counts: torch.Tensor) -> torch.Tensor:
+        """Encode the subwords in windows, stitch them, and pool them into (B, S, D) word vectors.
+
+        An input of at most ``max_length`` subwords is one window, exactly as the transformer reads
+        it unwindowed. A longer one is cut into windows of ``max_length`` subwords starting every
+        ``window_stride``, the last one ending at the input's end. A subword's vector comes from
+        the window where it is most central: where ``min(left, right)``, its distance to the
+        nearer window edge, is largest; ties go to the earlier window. (Near the input's own
+        edges this is also the window with the most context: the first window gives the first
+        subwords all the left context there is.)
+        """
+        pieces = self.encode_pieces(piece_ids, piece_counts.sum(1))  # (B, P, H)
+        ends = piece_counts.cumsum(1)  # (B, S): one past each word's last subword
+        starts = ends - piece_counts
+        if self.pooling == "mean":
+            position = torch.arange(pieces.size(1), device=pieces.device)
+            inside = (position >= starts.unsqueeze(-1)) & (position < ends.unsqueeze(-1))  # (B, S, P)
+            average = inside.to(pieces.dtype) / piece_counts.clamp(min=1).unsqueeze(-1).to(pieces.dtype)
+            words = torch.bmm(average, pieces)
+        else:
+            chosen = starts if self.pooling == "first" else ends - 1
+            chosen = chosen.clamp(0, pieces.size(1) - 1)
+            words = pieces.gather(1, chosen.unsqueeze(-1).expand(-1, -1, pieces.size(-1)))
+        if self.projection is not None:
+            words = self.projection(words)
+        return self.dropout(words) * mask.unsqueeze(-1).to(words.dtype)
+
+    def encode_pieces(self, piece_ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """(B, P, H) contextual (mixed) vectors of the (B, P) subwords, whose rows hold *lengths* real ones."""
+        batch_size, num_pieces = piece_ids.shape
+        device = piece_ids.device
+        width = min(self.window_length, num_pieces)
+        stride = min(self.window_stride, width)
+        overflow = (lengths - width).clamp(min=0)  # (B,)
+        num_windows = 1 + torch.div(overflow + stride - 1, stride, rounding_mode="floor")  # (B,)
+        k = torch.arange(int(num_windows.max()), device=device)
+        window_starts = torch.minimum(k * stride, overflow.unsqueeze(1))  # (B, K): the last one ends at the input's end
+        window_lengths = torch.minimum(lengths.unsqueeze(1) - window_starts, torch.full_like(window_starts, width))
+        valid = k < num_windows.unsqueeze(1)  # (B, K)
+
+        offsets = torch.arange(width, device=device)
+        positions = (window_starts.unsqueeze(-1) + offsets).clamp(max=num_pieces - 1)  # (B, K, L)
+        windows = piece_ids.gather(1, positions.flatten(1)).view(batch_size, -1, width)[valid]  # (W, L)
+        lengths_w = window_lengths[valid]  # (W,)
+        hidden = self.run_transformer(windows, lengths_w)  # (W, L, H)
+
+        # Each subword's window: the one where its distance to the nearer edge, min(left, right), is largest.
+        piece = torch.arange(num_pieces, device=device)
+        offset = piece.view(1, 1, -1) - window_starts.unsqueeze(-1)  # (B, K, P)
+        inside = (offset >= 0) & (offset < window_lengths.unsqueeze(-1)) & valid.unsqueeze(-1)
+        score = torch.where(inside, torch.minimum(offset, window_lengths.unsqueeze(-1) - 1 - offset), -1)
+        best = score.argmax(1, keepdim=True)  # (B, 1, P); the first window on ties
+        window_number = valid.flatten().cumsum(0).view(batch_size, -1) - 1  # (B, K): row in `hidden`
+        row = window_number.gather(1, best.squeeze(1))  # (B, P)
+        column = offset.gather(1, best).squeeze(1)
+        flat = (row * width + column).clamp(0, hidden.size(0) * width - 1)  # padding subwords: any row, masked later
+        return hidden.reshape(-1, hidden.size(-1))[flat]
+
+    def run_transformer(self, windows: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """(W, L, H): the transformer over each window wrapped in its special tokens, special positions dropped."""
+        count, width = windows.shape
+        device = windows.device
+        n_prefix, n_suffix = self.prefix.numel(), self.suffix.numel()
+        column = torch.arange(width, device=device)
+        body = torch.where(column < lengths.unsqueeze(1), windows, self.pad_id)
+        input_ids = torch.cat([self.prefix.expand(count, -1), body, torch.full((count, n_suffix), self.pad_id, device=device)], 1)
+        if n_suffix:  # right after each window's last subword, not after its padding
+            where = (n_prefix + lengths).unsqueeze(1) + torch.arange(n_suffix, device=device)
+            input_ids.scatter_(1, where, self.suffix.expand(count, -1))
+        attention_mask = torch.arange(input_ids.size(1), device=device) < (n_prefix + lengths + n_suffix).unsqueeze(1)
+        with torch.no_grad() if self.freeze else contextlib.nullcontext():
+            output = self.transformer(
+                input_ids=input_ids, attention_mask=attention_mask.long(), output_hidden_states=self.layer_indices is not None
+            )
+        if self.scalar_mix is None:
+            hidden = output.last_hidden_state
+        else:
+            states = output.hidden_states
+            hidden = self.scalar_mix([states[i] for i in self.layer_indices])
+        return hidden[:, n_prefix : n_prefix + width]
+
+    # ---------------------------------------------------------------- training and archives
+
+    def train(self, mode: bool = True) -> "PretrainedTransformerEmbedder":
+        """As ``nn.Module.train``, except that a frozen transformer always stays in eval mode (no dropout)."""
+        super().train(mode)
+        if self.freeze:
+            self.transformer.eval()
+        return self
+
+    def parameter_groups(self) -> list[dict[str, Any]]:
+        """Fine-tuned: the transformer's parameters with *learning_rate* (and *warmup_steps*); frozen: none."""
+        if self.freeze:
+            return []
+        group: dict[str, Any] = {"params": list(self.transformer.parameters()), "lr": self.learning_rate}
+        if self.warmup_steps is not None:
+            group["warmup_steps"] = self.warmup_steps
+        return [group]
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What identifies the pretrained weights: the hub name, or a local directory's weight files' SHA-256."""
+        if not self.local:
+            return {"model_name": self.model_name}
+        directory = Path(self.model_name).expanduser()
+        files = sorted({path for pattern in WEIGHT_PATTERNS for path in directory.glob(pattern) if path.is_file()})
+        return {"model_name": self.model_name, "sha256": {path.name: sha256(path) for path in files}}
+
+    def get_output_dim(self) -> int:
+        return self.output_dim
+
+
+def load_transformer(model_name: str, local: bool, tokenizer_kwargs: dict[str, Any]) -> tuple[Any, nn.Module]:
+    """The tokenizer and the encoder of *model_name* (an encoder-decoder gives its encoder), in float32."""
+    try:
+        import transformers
+    except ImportError:
+        raise ConfigurationError(f"the 'pretrained_transformer' token embedder needs transformers: {INSTALL_HINT}") from None
+    from packaging.version import Version
+
+    dtype_key = "dtype" if Version(transformers.__version__) >= Version("4.56") else "torch_dtype"
+    if local:  # transformers 5 quietly builds a 5-token tokenizer for a directory without tokenizer files
+        directory = Path(model_name).expanduser()
+        missing = [
+            what for what, patterns in (("config.json", ["config.json"]), ("tokenizer files", TOKENIZER_PATTERNS))
+            if not any(any(directory.glob(pattern)) for pattern in patterns)
+        ]
+        if missing:
+            raise ConfigurationError(
+                f"cannot load the pretrained transformer directory {model_name!r}: it has no {' and no '.join(missing)} "
+                "(save the model and its tokenizer there with save_pretrained)"
+            )
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(model_name, local_files_only=local, **tokenizer_kwargs)
+        if tokenizer.is_fast and "add_prefix_space" not in tokenizer_kwargs:
+            try:
+                tokenizer(["a"], is_split_into_words=True, add_special_tokens=False)
+            except Exception:  # byte-level BPE (RoBERTa, GPT-2) on transformers 4 reads pre-split words only with a prefix space
+                tokenizer = transformers.AutoTokenizer.from_pretrained(
+                    model_name, local_files_only=local, add_prefix_space=True, **tokenizer_kwargs
+                )
+        model = transformers.AutoModel.from_pretrained(model_name, local_files_only=local, **{dtype_key: torch.float32})
+    except Exception as error:  # OSError, ValueError, KeyError, ...: transformers has no one error for "cannot load"
+        reason = " ".join(str(error).split())[:300] or type(error).__name__  # one line
+        where = "directory" if local else "model"
+        raise ConfigurationError(f"cannot load the pretrained transformer {where} {model_name!r}: {reason}") from error
+    if getattr(model.config, "is_encoder_decoder", False) and hasattr(model, "get_encoder"):
+        model = model.get_encoder()
+    return tokenizer, model
+
+
+def special_tokens(tokenizer: Any) -> tuple[list[int], list[int]]:
+    """The ids a tokenizer puts before and after a single sequence (``[CLS]`` and ``[SEP]`` for BERT).
+
+    Read off the tokenizer's own answer for a one-word input, which works for every tokenizer.
+    """
+    plain = list(tokenizer("a", add_special_tokens=False)["input_ids"])
+    full = list(tokenizer("a", add_special_tokens=True)["input_ids"])
+    for start in range(len(full) - len(plain) + 1):
+        if plain and full[start : start + len(plain)] == plain:
+            return full[:start], full[start + len(plain) :]
+    return [tokenizer.cls_token_id] if tokenizer.cls_token_id is not None else [], [tokenizer.sep_token_id] if tokenizer.sep_token_id is not None else []
+
+
+def first_id(tokenizer: Any, *names: str) -> int:
+    """The first of the tokenizer's special token ids *names* that it has (0 if none)."""
+    return next((int(getattr(tokenizer, name)) for name in names if getattr(tokenizer, name, None) is not None), 0)
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
