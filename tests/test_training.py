@@ -163,7 +163,7 @@ def test_gradient_accumulation_takes_one_optimizer_step_per_k_batches(geo_slice,
         metrics = json.loads((directory / "metrics_epoch_0.json").read_text())
         assert metrics["training_tokens_per_second"] > 0 and 0 < metrics["mfu"] < 1 and metrics["data_seconds"] >= 0
     assert steps[1] > 3 and steps[3] == -(-steps[1] // 3)  # the last, shorter group steps too
-    with pytest.raises(ConfigurationError, match="trainer.accumulation_steps must be at least 1"):
+    with pytest.raises(ConfigurationError, match="trainer.accumulation_steps: must be at least 1, got 0"):
         train_model(params(geo_slice, **{"trainer.accumulation_steps": 0}), tmp_path / "bad")
 
 

@@ -22,8 +22,9 @@ import inspect
 import types
 import typing
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, Generic, TypeVar, Union, get_args, get_origin
 
 from toolkit.errors import ConfigurationError
 from toolkit.params import Params, copy_tree
@@ -120,13 +121,58 @@ def build(target: Callable[..., T], params: Params, extras: Mapping[str, Any]) -
                 raise ConfigurationError(f"missing key '{path}'")
     try:
         return target(**kwargs)
-    except ValueError as error:  # a constructor refusing a value of the config (a width num_heads does not divide)
+    except CONSTRUCTION_ERRORS as error:  # a constructor refusing a value of the config (a width num_heads does not divide)
         raise ConfigurationError(f"{params.history.rstrip('.') or 'the config'}: {error}") from error
+
+
+# What a constructor raises on a value of the config that it cannot use: a ValueError of its own
+# checks, or what torch and arithmetic raise on a negative size or a zero divisor.
+CONSTRUCTION_ERRORS = (ValueError, ZeroDivisionError, RuntimeError)
+
+
+@dataclass(frozen=True)
+class Range:
+    """Bounds on a number of the config, checked where it is read: ``Annotated[int, Range(1)]``.
+
+    Values a constructor stores for later (a beam size, a warmup, a smoothing epsilon) would
+    otherwise fail mid-run with a traceback; here they fail at once, naming the key.
+    """
+
+    low: float | None = None
+    high: float | None = None
+    above: bool = False  # the value must exceed *low*, not merely reach it
+
+    def check(self, value: Any, path: str) -> None:
+        if value is None:
+            return
+        too_low = self.low is not None and (value <= self.low if self.above else value < self.low)
+        if too_low or (self.high is not None and value > self.high):
+            raise ConfigurationError(f"{path}: must be {self.describe()}, got {value!r}")
+
+    def describe(self) -> str:
+        if self.low is not None and self.high is not None:
+            return f"more than {self.low} and at most {self.high}" if self.above else f"from {self.low} to {self.high}"
+        if self.low is not None:
+            return f"more than {self.low}" if self.above else f"at least {self.low}"
+        return f"at most {self.high}"
+
+
+PositiveInt = Annotated[int, Range(1)]
+NonNegativeInt = Annotated[int, Range(0)]
+PositiveFloat = Annotated[float, Range(0, above=True)]
+NonNegativeFloat = Annotated[float, Range(0)]
+Probability = Annotated[float, Range(0, 1)]
 
 
 def convert(value: Any, annotation: Any, path: str, extras: Mapping[str, Any]) -> Any:
     """Convert a config *value* at key *path* to what *annotation* asks for."""
     origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        converted = convert(value, args[0], path, extras)
+        for bound in args[1:]:
+            if isinstance(bound, Range):
+                bound.check(converted, path)
+        return converted
     if annotation is Any or annotation is _EMPTY or isinstance(annotation, TypeVar):
         return copy_tree(value)
     if origin is Union or origin is types.UnionType:
@@ -242,6 +288,8 @@ def _mismatch(path: str, expected: str, value: Any) -> ConfigurationError:
 
 
 def _type_name(annotation: Any) -> str:
+    if get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
     if isinstance(annotation, type) and not get_args(annotation):
         return annotation.__name__
     return str(annotation).replace("typing.", "").replace("collections.abc.", "")
@@ -267,6 +315,8 @@ def _is_instance_of(value: Any, annotation: Any) -> bool:
 
     Scalars never match by type: an extra ``batch_size=32`` must not fill ``num_layers: int``.
     """
+    if get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
     is_union = get_origin(annotation) in (Union, types.UnionType)
     members = get_args(annotation) if is_union else (annotation,)
     classes = [member for member in members
@@ -324,7 +374,7 @@ def _type_hints(function: Callable[..., Any]) -> dict[str, Any]:
     """Resolved annotations (string ones too); an unresolvable one is left out, i.e. ``Any``."""
     function = inspect.unwrap(getattr(function, "__func__", function))
     try:
-        return typing.get_type_hints(function)
+        return typing.get_type_hints(function, include_extras=True)
     except Exception:  # a name only imported under TYPE_CHECKING, say: resolve one by one
         namespace = getattr(function, "__globals__", {})
         hints = {}

@@ -3,6 +3,7 @@
 import torch
 
 from toolkit.decoding.search import Search
+from toolkit.from_params import PositiveInt
 
 
 @Search.register("beam")
@@ -21,9 +22,9 @@ class BeamSearch(Search):
 
     def __init__(
         self,
-        beam_size: int = 5,
+        beam_size: PositiveInt = 5,
         length_penalty: float = 1.0,
-        max_steps: int = 500,
+        max_steps: PositiveInt = 500,
         use_cache: bool = True,
         early_stopping: bool = True,
     ):

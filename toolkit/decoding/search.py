@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 import torch
 
+from toolkit.from_params import PositiveInt
 from toolkit.grammars.grammar import State
 from toolkit.registrable import Registrable
 
@@ -42,7 +43,7 @@ class Search(Registrable):
 
     default_implementation = "greedy"
 
-    def __init__(self, max_steps: int = 500, use_cache: bool = True):
+    def __init__(self, max_steps: PositiveInt = 500, use_cache: bool = True):
         self.max_steps, self.use_cache = max_steps, use_cache
 
     def search(self, model: IncrementalModel, batch: dict[str, torch.Tensor], states: Sequence[State]) -> list[State]:  # pragma: no cover - abstract

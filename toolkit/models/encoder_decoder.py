@@ -23,6 +23,7 @@ from toolkit.models.model import Model
 from toolkit.modules.decoders import Decoder, DecoderCache
 from toolkit.modules.encoders import Seq2SeqEncoder
 from toolkit.training.device import move_to_device
+from toolkit.from_params import Probability
 
 
 @dataclass
@@ -72,8 +73,8 @@ class EncoderDecoder(Model):
         search: Search | None = None,
         share_embeddings: bool = False,
         tie_output_embeddings: bool = True,
-        label_smoothing: float = 0.1,
-        source_token_dropout: float = 0.0,
+        label_smoothing: Probability = 0.1,
+        source_token_dropout: Probability = 0.0,
         scale_embeddings: bool = True,
     ):
         super().__init__()

@@ -23,6 +23,7 @@ from toolkit.models.encoder_decoder import pad
 from toolkit.models.model import Model
 from toolkit.training.device import move_to_device
 from toolkit.modules.encoders import Seq2SeqEncoder
+from toolkit.from_params import Probability
 
 
 @dataclass(frozen=True)
@@ -103,9 +104,9 @@ class Tagger(Model):
         vocab: Vocabulary,
         grammar: Grammar,
         encoder: Seq2SeqEncoder,
-        dropout: float = 0.0,
-        label_smoothing: float = 0.0,
-        source_token_dropout: float = 0.0,
+        dropout: Probability = 0.0,
+        label_smoothing: Probability = 0.0,
+        source_token_dropout: Probability = 0.0,
         scale_embeddings: bool = True,
     ):
         super().__init__()

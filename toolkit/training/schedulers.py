@@ -7,6 +7,7 @@ a multiplier of the optimizer's ``lr`` (set ``lr`` to 1.0 for the paper's exact 
 
 import torch
 
+from toolkit.from_params import PositiveFloat, PositiveInt
 from toolkit.registrable import Registrable
 
 
@@ -33,7 +34,7 @@ class LearningRateScheduler(Registrable):
 
 @LearningRateScheduler.register("noam")
 class NoamScheduler(LearningRateScheduler):
-    def __init__(self, optimizer: torch.optim.Optimizer, model_size: int, warmup_steps: int = 4000, factor: float = 1.0):
+    def __init__(self, optimizer: torch.optim.Optimizer, model_size: PositiveInt, warmup_steps: PositiveInt = 4000, factor: PositiveFloat = 1.0):
         self.model_size, self.warmup_steps, self.factor = model_size, warmup_steps, factor
         super().__init__(optimizer)
 
@@ -43,7 +44,7 @@ class NoamScheduler(LearningRateScheduler):
 
 @LearningRateScheduler.register("inverse_sqrt")
 class InverseSqrtScheduler(LearningRateScheduler):
-    def __init__(self, optimizer: torch.optim.Optimizer, warmup_steps: int = 4000):
+    def __init__(self, optimizer: torch.optim.Optimizer, warmup_steps: PositiveInt = 4000):
         self.warmup_steps = warmup_steps
         super().__init__(optimizer)
 

@@ -27,7 +27,7 @@ from toolkit.data.example import Example
 from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError, TrainingError
 from toolkit.files import write_atomically
-from toolkit.from_params import Lazy
+from toolkit.from_params import Lazy, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
 from toolkit.registrable import Registrable
@@ -105,24 +105,24 @@ class GradientDescentTrainer(Trainer):
         self,
         optimizer: Lazy[Optimizer] = Lazy(Optimizer),
         learning_rate_scheduler: Lazy[LearningRateScheduler] | None = None,
-        num_epochs: int = 100,
-        patience: int | None = None,
+        num_epochs: PositiveInt = 100,
+        patience: PositiveInt | None = None,
         validation_metric: str = "-loss",
-        validate_every: int = 1,
-        num_checkpoints_to_average: int = 1,
-        grad_norm: float | None = None,
-        max_tokens: int = 4096,
-        max_examples: int | None = None,
-        accumulation_steps: int = 1,
+        validate_every: PositiveInt = 1,
+        num_checkpoints_to_average: PositiveInt = 1,
+        grad_norm: PositiveFloat | None = None,
+        max_tokens: PositiveInt = 4096,
+        max_examples: PositiveInt | None = None,
+        accumulation_steps: PositiveInt = 1,
         device: str = "auto",
         mixed_precision: str | None = None,
-        max_minutes: float | None = None,
-        decode_max_tokens: int = 8192,
+        max_minutes: NonNegativeFloat | None = None,
+        decode_max_tokens: PositiveInt = 8192,
         validation_search: Search | None = None,
         progress_bar: bool = True,
-        num_workers: int = 0,
+        num_workers: NonNegativeInt = 0,
         report_mfu: bool = True,
-        max_skipped_steps: int = 10,
+        max_skipped_steps: NonNegativeInt = 10,
     ):
         if validation_metric[:1] not in "+-" or len(validation_metric) < 2:
             raise ConfigurationError(f"trainer.validation_metric must start with '+' or '-', got {validation_metric!r}")

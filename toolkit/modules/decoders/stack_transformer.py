@@ -43,6 +43,7 @@ from toolkit.modules.attention import padding_mask
 from toolkit.modules.decoders.decoder import Decoder, DecoderCache
 from toolkit.modules.decoders.transformer import TransformerDecoderLayer
 from toolkit.modules.positional_encoding import SinusoidalPositionalEncoding
+from toolkit.from_params import PositiveInt, Probability
 
 FREE, STACK, BUFFER = 0, 1, 2
 KINDS = ("stack", "buffer")
@@ -172,19 +173,19 @@ class StackTransformerDecoder(Decoder):
 
     def __init__(
         self,
-        input_dim: int,
-        num_layers: int = 3,
-        num_heads: int = 4,
-        ff_dim: int = 1024,
-        dropout: float = 0.1,
-        attention_dropout: float = 0.0,
+        input_dim: PositiveInt,
+        num_layers: PositiveInt = 3,
+        num_heads: PositiveInt = 4,
+        ff_dim: PositiveInt = 1024,
+        dropout: Probability = 0.1,
+        attention_dropout: Probability = 0.0,
         norm_first: bool = True,
-        max_length: int = 1024,
+        max_length: PositiveInt = 1024,
         stack_heads: list[int] = (0,),  # type: ignore[assignment]
         buffer_heads: list[int] = (1,),  # type: ignore[assignment]
         masked_layers: list[int] | None = None,
         position_embeddings: bool = True,
-        max_position: int = 32,
+        max_position: PositiveInt = 32,
     ):
         super().__init__()
         stack_heads, buffer_heads = list(stack_heads), list(buffer_heads)

@@ -31,6 +31,7 @@ from toolkit.modules.attention import MultiHeadAttention, padding_mask
 from toolkit.modules.encoders.encoder import Seq2SeqEncoder
 from toolkit.modules.encoders.transformer import TransformerEncoder, TransformerEncoderLayer
 from toolkit.phrases import PhraseGenerator, hypernode_membership, node_adjacency, pad_memberships
+from toolkit.from_params import PositiveInt, Probability
 
 
 class HypernodeEncoderLayer(TransformerEncoderLayer):
@@ -86,17 +87,17 @@ class HypernodeTransformerEncoder(TransformerEncoder):
 
     def __init__(
         self,
-        input_dim: int,
+        input_dim: PositiveInt,
         phrases: PhraseGenerator,
         phase_two_layers: list[int] | None = None,
         linear: bool = False,
-        num_layers: int = 3,
-        num_heads: int = 4,
-        ff_dim: int = 1024,
-        dropout: float = 0.1,
-        attention_dropout: float = 0.0,
+        num_layers: PositiveInt = 3,
+        num_heads: PositiveInt = 4,
+        ff_dim: PositiveInt = 1024,
+        dropout: Probability = 0.1,
+        attention_dropout: Probability = 0.0,
         norm_first: bool = True,
-        max_length: int = 1024,
+        max_length: PositiveInt = 1024,
     ):
         phase_two_layers = list(range(1, num_layers + 1)) if phase_two_layers is None else phase_two_layers
         if any(not 1 <= number <= num_layers for number in phase_two_layers):

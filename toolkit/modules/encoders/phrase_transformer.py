@@ -4,6 +4,7 @@ from toolkit.errors import ConfigurationError
 from toolkit.modules.encoders.encoder import Seq2SeqEncoder
 from toolkit.modules.encoders.transformer import TransformerEncoder
 from toolkit.modules.phrase_attention import Composition, PhraseMultiHeadAttention
+from toolkit.from_params import PositiveInt, Probability
 
 
 @Seq2SeqEncoder.register("phrase_transformer")
@@ -24,18 +25,18 @@ class PhraseTransformerEncoder(TransformerEncoder):
 
     def __init__(
         self,
-        input_dim: int,
+        input_dim: PositiveInt,
         gram_sizes: list[int],
         phrase_layers: list[int] | None = None,
         composition: Composition = "lstm",
         residual_gate: bool = False,
         phrase_dropout: float = 0.0,
-        num_layers: int = 3,
-        ff_dim: int = 1024,
-        dropout: float = 0.1,
-        attention_dropout: float = 0.0,
+        num_layers: PositiveInt = 3,
+        ff_dim: PositiveInt = 1024,
+        dropout: Probability = 0.1,
+        attention_dropout: Probability = 0.0,
         norm_first: bool = True,
-        max_length: int = 1024,
+        max_length: PositiveInt = 1024,
     ):
         if not gram_sizes or any(n < 0 for n in gram_sizes):
             raise ConfigurationError(f"encoder.gram_sizes must be a non-empty list of sizes >= 0 (0: a word head), got {gram_sizes}")

@@ -9,6 +9,7 @@ from toolkit.modules.encoders.encoder import Seq2SeqEncoder
 from toolkit.modules.feedforward import FeedForward
 from toolkit.modules.positional_encoding import SinusoidalPositionalEncoding
 from toolkit.modules.tree_positional_encoding import TreePositionalEncoding
+from toolkit.from_params import PositiveInt, Probability
 
 
 class TransformerEncoderLayer(nn.Module):
@@ -42,14 +43,14 @@ class TransformerEncoder(Seq2SeqEncoder):
 
     def __init__(
         self,
-        input_dim: int,
-        num_layers: int = 3,
-        num_heads: int = 4,
-        ff_dim: int = 1024,
-        dropout: float = 0.1,
-        attention_dropout: float = 0.0,
+        input_dim: PositiveInt,
+        num_layers: PositiveInt = 3,
+        num_heads: PositiveInt = 4,
+        ff_dim: PositiveInt = 1024,
+        dropout: Probability = 0.1,
+        attention_dropout: Probability = 0.0,
         norm_first: bool = True,
-        max_length: int = 1024,
+        max_length: PositiveInt = 1024,
         positional_encoding: str = "sinusoidal",
         tree_degree: int = 2,
         tree_max_depth: int = 32,
