@@ -4,9 +4,10 @@
 Nothing in an archive is ever unpickled: the config and vocabulary are text, the weights are
 safetensors. A member with an absolute path or a ``..`` component is refused before anything is
 extracted. A damaged archive is never used: the whole gzip stream is read to its end (so its CRC
-is checked), and ``manifest.json`` holds the SHA-256 of every other member, checked after extraction
-(archives written before the manifest existed get the CRC check alone). ``version.json`` records the toolkit version that wrote the archive; an archive from a
-newer major version is refused in one line (archives without it predate it and load as before).
+is checked), and ``manifest.json`` holds the SHA-256 of every other member, checked after
+extraction (archives written before the manifest existed get the CRC check alone).
+``version.json`` records the toolkit version that wrote the archive; an archive from a newer major
+version is refused in one line (archives without it predate it and load as before).
 Loading imports the plugin packages the config names (:mod:`toolkit.plugins`) and rebuilds the
 model from the config exactly as training did.
 """
@@ -29,12 +30,12 @@ from safetensors.torch import load_file
 from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.vocabulary import Vocabulary
 from toolkit.errors import ArchiveError, ToolkitError
+from toolkit.files import atomic_write, write_atomically
 from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
 from toolkit.params import Params
 from toolkit.plugins import PLUGINS_NAME, require_plugins
-from toolkit.files import atomic_write, write_atomically
 from toolkit.training.checkpointer import load_weights, save_weights, sha256
 
 CONFIG_NAME = "config.json"
@@ -103,6 +104,8 @@ def verify_manifest(directory: Path, path: Path) -> None:
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as error:
         raise ArchiveError(f"{path} is damaged: its {MANIFEST_NAME} cannot be read ({error})") from None
     for member, digest in sorted(expected.items()):
+        if _outside(member):
+            raise ArchiveError(f"{path} is damaged: its {MANIFEST_NAME} names {member!r}, outside the archive")
         if not (directory / member).is_file():
             raise ArchiveError(f"{path} is damaged: {member} is missing")
         if sha256(directory / member) != digest:
@@ -183,12 +186,17 @@ def _extract(path: Path, into: Path) -> Path:
     try:
         with tarfile.open(path, "r:*") as tar:
             for member in tar.getmembers():
-                if member.name.startswith(("/", "\\")) or ".." in PurePosixPath(member.name.replace("\\", "/")).parts:
+                if _outside(member.name):
                     raise ArchiveError(f"{path}: refusing the member {member.name!r}, which points outside the archive")
             tar.extractall(into, filter="data")
     except (tarfile.TarError, EOFError, OSError, zlib.error, io.UnsupportedOperation) as error:
         raise ArchiveError(f"{path} is not a readable model archive ({error})") from None
     return into
+
+
+def _outside(name: str) -> bool:
+    """Whether a member name points outside the folder it is extracted into (absolute, or through ``..``)."""
+    return name.startswith(("/", "\\")) or ".." in PurePosixPath(name.replace("\\", "/")).parts
 
 
 def _check_stream(path: Path) -> None:
