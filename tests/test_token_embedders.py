@@ -202,12 +202,12 @@ def test_the_fingerprint_of_a_directory_follows_its_weight_files(bert_dir, tmp_p
     copy = tmp_path / "model"
     shutil.copytree(bert_dir, copy)
     module = embedder(copy)
-    before = module.fingerprint()
+    before = module.pretrained_source()
     assert before["model_name"] == str(copy) and set(before["sha256"]) == {"model.safetensors"}
-    assert module.fingerprint() == before and json.loads(json.dumps(before)) == before
-    with (copy / "model.safetensors").open("ab") as weights:  # the fingerprint reads the files, not the loaded model
+    assert module.pretrained_source() == before and json.loads(json.dumps(before)) == before
+    with (copy / "model.safetensors").open("ab") as weights:  # it reads the files, not the loaded model
         weights.write(b"\0")
-    after = module.fingerprint()
+    after = module.pretrained_source()
     assert after["sha256"]["model.safetensors"] != before["sha256"]["model.safetensors"]
 
 

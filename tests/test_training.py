@@ -81,16 +81,31 @@ def test_noam_schedule_matches_the_paper_formula():
     optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
     scheduler = NoamScheduler(optimizer, model_size=512, warmup_steps=4000)
     for step in (1, 100, 4000, 10000):
-        assert scheduler.multiplier(step) == pytest.approx(512**-0.5 * min(step**-0.5, step * 4000**-1.5))
+        assert scheduler.multiplier(step, 4000) == pytest.approx(512**-0.5 * min(step**-0.5, step * 4000**-1.5))
     assert optimizer.param_groups[0]["lr"] == pytest.approx(512**-0.5 * 4000**-1.5)  # step 1 already applied
 
 
 def test_inverse_sqrt_peaks_at_the_end_of_warmup():
     optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
     scheduler = InverseSqrtScheduler(optimizer, warmup_steps=10)
-    values = [scheduler.multiplier(step) for step in range(1, 41)]
+    values = [scheduler.multiplier(step, 10) for step in range(1, 41)]
     assert max(values) == values[9] == 1.0
     assert values[39] == pytest.approx(0.5)
+
+
+def test_a_parameter_group_with_its_own_warmup_follows_it_from_its_own_rate():
+    """A fine-tuned transformer's group: its lr and warmup_steps, the same inverse-sqrt shape."""
+    main, pretrained = torch.nn.Parameter(torch.zeros(1)), torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([{"params": [main]}, {"params": [pretrained], "lr": 0.01, "warmup_steps": 4}], lr=1.0)
+    scheduler = InverseSqrtScheduler(optimizer, warmup_steps=2)
+    rates = []
+    for _ in range(16):
+        rates.append([group["lr"] for group in optimizer.param_groups])
+        optimizer.step()
+        scheduler.step()
+    assert [main for main, _ in rates[:4]] == pytest.approx([0.5, 1.0, (2 / 3) ** 0.5, (2 / 4) ** 0.5])
+    assert [pretrained for _, pretrained in rates[:5]] == pytest.approx([0.0025, 0.005, 0.0075, 0.01, 0.01 * (4 / 5) ** 0.5])
+    assert rates[15][1] == pytest.approx(0.01 * (4 / 16) ** 0.5)
 
 
 def test_bf16_mixed_precision_trains_on_the_cpu(geo_slice, tmp_path):

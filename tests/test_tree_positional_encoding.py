@@ -86,7 +86,7 @@ def test_tree_positions_align_in_teacher_forcing_and_incremental_decoding():
     model = EncoderDecoder(vocab, grammar, TransformerEncoder(16, 1, 2, 32, dropout=0.0), decoder).eval()
     batch = model.collate([model.index(example) for example in examples])
     assert batch["features"][0][2]["path"] == (0, 1)
-    memory, mask = model.encode(batch["source"])
+    memory, mask = model.encode(batch["source"], batch)
     features = decoder.batch_features(batch["features"], memory.device)
     assert torch.equal(features[:, 0], torch.zeros_like(features[:, 0]))  # the start symbol is at the root
     full = torch.log_softmax(model.output_projection(decoder(model.target_embedding(batch["target_in"]) * model.embedding_scale, memory, mask, features)), -1)

@@ -1,5 +1,5 @@
 """Model archives: ``model.tar.gz`` with ``config.json``, ``vocabulary/``, ``weights.safetensors``, ``metrics.json``,
-``plugins.json`` and ``version.json``.
+``plugins.json`` and ``version.json``; with pretrained token embedders, ``pretrained.json`` and ``pretrained/``.
 
 Nothing in an archive is ever unpickled: the config and vocabulary are text, the weights are
 safetensors. A member with an absolute path or a ``..`` component is refused before anything is
@@ -10,11 +10,18 @@ extraction (archives written before the manifest existed get the CRC check alone
 version is refused in one line (archives without it predate it and load as before).
 Loading imports the plugin packages the config names (:mod:`toolkit.plugins`) and rebuilds the
 model from the config exactly as training did.
+
+``pretrained.json`` records what each pretrained token embedder read (a hub name, or a directory
+and its weights' SHA-256; a spaCy pipeline and its vectors' hash). An embedder that keeps a copy
+in ``pretrained/`` (a transformer's config and tokenizer; its weights are in the model's) is
+rebuilt from it; any other is rebuilt from its source, and the archive is refused in one line if
+that source is missing or differs from the one recorded.
 """
 
 import gzip
 import io
 import json
+import shutil
 import tarfile
 import tempfile
 import zlib
@@ -34,6 +41,8 @@ from toolkit.files import atomic_write, write_atomically
 from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
+from toolkit.modules.token_embedders import TokenEmbedder
+from toolkit.modules.token_embedders.pretrained_transformer import archived_copies
 from toolkit.params import Params
 from toolkit.plugins import PLUGINS_NAME, require_plugins
 from toolkit.training.checkpointer import load_weights, save_weights, sha256
@@ -45,6 +54,8 @@ METRICS_NAME = "metrics.json"
 ARCHIVE_NAME = "model.tar.gz"
 VERSION_NAME = "version.json"
 MANIFEST_NAME = "manifest.json"
+PRETRAINED_NAME = "pretrained.json"
+PRETRAINED_DIR = "pretrained"
 DISTRIBUTION = "parsing-toolkit"
 
 
@@ -62,18 +73,89 @@ class Archive:
 def write_archive(serialization_dir: str | Path, model: Model) -> Path:
     """Save *model*'s weights next to the config and vocabulary, and pack them into ``model.tar.gz``."""
     directory = Path(serialization_dir)
-    save_weights(model, directory / WEIGHTS_NAME)
+    pretrained = _write_pretrained(directory, model)
+    save_weights(model, directory / WEIGHTS_NAME, leave_out=_unarchived_state(model))
     if not (directory / METRICS_NAME).exists():
         write_atomically(directory / METRICS_NAME, "{}")
     if written := toolkit_version():
         write_atomically(directory / VERSION_NAME, json.dumps({"toolkit_version": written}) + "\n")
     names = [name for name in (CONFIG_NAME, VOCABULARY_DIR, WEIGHTS_NAME, METRICS_NAME, PLUGINS_NAME, VERSION_NAME)
              if name not in (PLUGINS_NAME, VERSION_NAME) or (directory / name).exists()]  # older runs have neither
+    names += pretrained
     manifest = {"sha256": {member: sha256(directory / member) for member in sorted(_files(directory, names))}}
     write_atomically(directory / MANIFEST_NAME, json.dumps(manifest, indent=1) + "\n")
     archive = directory / ARCHIVE_NAME
     atomic_write(archive, lambda temporary: _pack(temporary, directory, [MANIFEST_NAME, *names]))
     return archive
+
+
+def _pretrained_embedders(model: Model) -> Iterator[tuple[str, TokenEmbedder]]:
+    """The model's token embedders that read pretrained weights, with their module names."""
+    for name, module in model.named_modules():
+        if isinstance(module, TokenEmbedder) and module.pretrained_source() is not None:
+            yield name, module
+
+
+def _unarchived_state(model: Model) -> list[str]:
+    return [f"{name}.{prefix}" for name, module in _pretrained_embedders(model) for prefix in module.unarchived_state()]
+
+
+def _write_pretrained(directory: Path, model: Model) -> list[str]:
+    """Write ``pretrained.json`` and the embedders' copies; the names to pack (none for a model without pretrained parts)."""
+    shutil.rmtree(directory / PRETRAINED_DIR, ignore_errors=True)
+    records = []
+    for name, module in _pretrained_embedders(model):
+        record: dict[str, Any] = {"module": name, "source": module.pretrained_source()}
+        copy = directory / PRETRAINED_DIR / str(len(records))
+        copy.mkdir(parents=True)
+        if module.archive_copy(copy):
+            record["copy"] = copy.relative_to(directory).as_posix()
+        else:
+            copy.rmdir()
+        records.append(record)
+    if not records:
+        (directory / PRETRAINED_NAME).unlink(missing_ok=True)
+        return []
+    write_atomically(directory / PRETRAINED_NAME, json.dumps(records, indent=1) + "\n")
+    return [PRETRAINED_NAME] + ([PRETRAINED_DIR] if any("copy" in record for record in records) else [])
+
+
+def _read_pretrained(directory: Path, path: Path) -> list[dict[str, Any]]:
+    """The records of ``pretrained.json``, each source that is a missing directory refused in one line."""
+    file = directory / PRETRAINED_NAME
+    if not file.exists():
+        return []
+    try:
+        records = json.loads(file.read_text())
+        sources = [(record["module"], record["source"], record.get("copy")) for record in records]
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as error:
+        raise ArchiveError(f"{path}: corrupt {PRETRAINED_NAME}: {error!r}") from None
+    for module, source, copy in sources:
+        name = source.get("model_name")
+        if copy is None and "sha256" in source and not Path(str(name)).expanduser().is_dir():
+            raise ArchiveError(
+                f"{path} reads the weights of its {module} from the directory {name}, which is missing: "
+                "put the model there (the archive records its SHA-256), or retrain with archive: 'copy'"
+            )
+    return records
+
+
+def _check_pretrained(model: Model, records: list[dict[str, Any]], path: Path) -> None:
+    """Refuse a model whose pretrained sources (the ones the archive keeps no copy of) differ from those it was trained on."""
+    modules = dict(model.named_modules())
+    for record in records:
+        module = modules.get(record["module"])
+        if not isinstance(module, TokenEmbedder):
+            raise ArchiveError(f"{path}: {PRETRAINED_NAME} names {record['module']}, which its model does not have")
+        if "copy" not in record and (found := module.pretrained_source()) != record["source"]:
+            raise ArchiveError(
+                f"{path} was trained with different pretrained weights for its {record['module']}: "
+                f"recorded {_short(record['source'])}, found {_short(found)}"
+            )
+
+
+def _short(source: dict[str, Any] | None) -> str:
+    return json.dumps(source, sort_keys=True)[:200]
 
 
 def _pack(target: Path, directory: Path, names: list[str]) -> None:
@@ -136,16 +218,20 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
         require_plugins(directory, path)
         params = Params(config)
         vocab = Vocabulary.load(directory / VOCABULARY_DIR)
+        pretrained = _read_pretrained(directory, path)
+        copies = {record["source"].get("model_name"): directory / record["copy"] for record in pretrained if "copy" in record}
         try:
             grammar = Grammar.from_params(params.pop("grammar", {}))
-            model = Model.from_params(params.pop("model"), vocab=vocab, grammar=grammar)
+            with archived_copies(copies):
+                model = Model.from_params(params.pop("model"), vocab=vocab, grammar=grammar)
             # the reader for unseen data: training's may augment (e.g. data recombination)
             reader = DatasetReader.from_params(params.pop("validation_dataset_reader", None) or params.pop("dataset_reader"))
             metrics = [Metric.from_params(p) for p in params.pop("metrics", [])]
         except ToolkitError as error:
             raise ArchiveError(f"{path}: its config no longer builds: {error}") from None
+        _check_pretrained(model, pretrained, path)
         try:
-            load_weights(model, load_file(str(directory / WEIGHTS_NAME), device="cpu"))
+            load_weights(model, load_file(str(directory / WEIGHTS_NAME), device="cpu"), left_out=_unarchived_state(model))
         except Exception as error:  # safetensors raises several types for torn or mismatched files
             raise ArchiveError(f"{path}: cannot load {WEIGHTS_NAME}: {error}") from None
     model.to(device).eval()

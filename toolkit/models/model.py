@@ -8,6 +8,7 @@ from torch import nn
 
 from toolkit.data.example import Example
 from toolkit.errors import DataError
+from toolkit.modules.token_embedders import TokenEmbedder
 from toolkit.registrable import Registrable
 
 
@@ -42,6 +43,14 @@ class Model(nn.Module, Registrable):
 
     def predict(self, examples: Sequence[Example], search: Any = None) -> list[Any]:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def parameter_groups(self) -> list[dict[str, Any]]:
+        """Optimizer parameter groups with settings of their own (a fine-tuned transformer's learning rate).
+
+        Gathered from every :class:`TokenEmbedder` in the model; the trainer gives the rest of
+        the parameters the optimizer's settings.
+        """
+        return [group for module in self.modules() if isinstance(module, TokenEmbedder) for group in module.parameter_groups()]
 
     @property
     def device(self) -> torch.device:

@@ -23,6 +23,7 @@ from toolkit.models.encoder_decoder import pad
 from toolkit.models.model import Model
 from toolkit.training.device import move_to_device
 from toolkit.modules.encoders import Seq2SeqEncoder
+from toolkit.modules.token_embedders import TokenEmbedder, WordEmbedders
 from toolkit.from_params import Probability
 
 
@@ -97,6 +98,8 @@ class Tagger(Model):
     source_token_dropout : in training, replace each token by the unknown token with this
         probability, so that the unknown-word embedding is learned (tagging meets many unseen words).
     scale_embeddings : multiply embeddings by sqrt(d), as the Transformer does.
+    token_embedders, word_embedding : as for the ``encoder_decoder`` model: named token embedders
+        read beside (or, with ``word_embedding: false``, instead of) the word embedding.
     """
 
     def __init__(
@@ -108,8 +111,12 @@ class Tagger(Model):
         label_smoothing: Probability = 0.0,
         source_token_dropout: Probability = 0.0,
         scale_embeddings: bool = True,
+        token_embedders: dict[str, TokenEmbedder] | None = None,
+        word_embedding: bool = True,
     ):
         super().__init__()
+        if not word_embedding and not token_embedders:
+            raise ConfigurationError("model.word_embedding: false needs model.token_embedders to read the words")
         if not isinstance(grammar, TagGrammar):
             raise ConfigurationError(f'model type \'tagger\' needs "grammar": {{"type": "tags"}}, got {type(grammar).__name__}')
         self.vocab, self.grammar, self.encoder = vocab, grammar, encoder
@@ -117,7 +124,7 @@ class Tagger(Model):
         self.label_smoothing, self.source_token_dropout = label_smoothing, source_token_dropout
         self.embedding_scale = dim**0.5 if scale_embeddings else 1.0
         self.pad_index = Vocabulary.PAD_INDEX
-        self.embedding = nn.Embedding(vocab.size(SOURCE), dim, padding_idx=self.pad_index)
+        self.embedding = nn.Embedding(vocab.size(SOURCE), dim, padding_idx=self.pad_index) if word_embedding else None
         self.dropout = nn.Dropout(dropout)
         self.output_projection = nn.Linear(dim, vocab.size(TARGET))
         self.tags = vocab.tokens(TARGET)
@@ -125,16 +132,18 @@ class Tagger(Model):
         specials = torch.zeros(len(self.tags), dtype=torch.bool)
         specials[: len(Vocabulary.SPECIALS) if vocab.is_padded(TARGET) else 0] = True
         self.register_buffer("specials", specials, persistent=False)
-        self.reset_parameters()
+        self.reset_parameters()  # before the token embedders: their weights are pretrained or their own
+        self.token_embedders = WordEmbedders(token_embedders, dim if word_embedding else 0, dim) if token_embedders else None
 
     def reset_parameters(self) -> None:
         """Xavier-uniform matrices, embeddings N(0, 1/d), as in the encoder-decoder."""
         for name, parameter in self.named_parameters():
             if parameter.dim() > 1 and "embedding" not in name:
                 nn.init.xavier_uniform_(parameter)
-        nn.init.normal_(self.embedding.weight, std=self.embedding.embedding_dim**-0.5)
-        with torch.no_grad():
-            self.embedding.weight[self.pad_index].zero_()
+        if self.embedding is not None:
+            nn.init.normal_(self.embedding.weight, std=self.embedding.embedding_dim**-0.5)
+            with torch.no_grad():
+                self.embedding.weight[self.pad_index].zero_()
 
     # ---------------------------------------------------------------- data
 
@@ -142,6 +151,8 @@ class Tagger(Model):
         self.check_length(example)
         indexed: dict[str, Any] = {"source": self.vocab.indices(example.tokens, SOURCE)}
         indexed["encoder_inputs"] = self.encoder.example_inputs(example)  # e.g. the phrases' (m, n) membership
+        if self.token_embedders is not None:
+            indexed["embedder_inputs"] = self.token_embedders.example_inputs(example)
         if example.target is not None:
             indexed["target"] = self.vocab.indices(self.grammar.oracle(example), TARGET)
         return indexed
@@ -154,6 +165,8 @@ class Tagger(Model):
         source = pad([item["source"] for item in indexed], self.pad_index)
         batch: dict[str, Any] = {"source": source}
         batch["encoder_inputs"] = self.encoder.batch_inputs([item.get("encoder_inputs", {}) for item in indexed], source.size(1))
+        if self.token_embedders is not None:
+            batch["embedder_inputs"] = self.token_embedders.batch_inputs([item["embedder_inputs"] for item in indexed], source.size(1))
         if all("target" in item for item in indexed):
             batch["target"] = pad([item["target"] for item in indexed], self.pad_index)
         return batch
@@ -167,7 +180,9 @@ class Tagger(Model):
         if self.training and self.source_token_dropout > 0:
             drop = (torch.rand(source.shape, device=source.device) < self.source_token_dropout) & mask
             source = source.masked_fill(drop, Vocabulary.UNK_INDEX)
-        embedded = self.embedding(source) * self.embedding_scale
+        embedded = None if self.embedding is None else self.embedding(source) * self.embedding_scale
+        if self.token_embedders is not None:
+            embedded = self.token_embedders(embedded, source, mask, batch["embedder_inputs"])
         return self.output_projection(self.dropout(self.encoder(embedded, mask, **batch.get("encoder_inputs", {}))))
 
     def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:

@@ -6,6 +6,7 @@ supplies the parameters at run time (``Lazy[Optimizer]``).
 """
 
 from collections.abc import Iterable
+from typing import Any
 
 import torch
 
@@ -14,6 +15,18 @@ from toolkit.registrable import Registrable
 
 class Optimizer(Registrable):
     default_implementation = "adam"
+
+
+def parameter_groups(model: torch.nn.Module) -> list[dict[str, Any]]:
+    """The trainable parameters as optimizer groups: first every one without settings of its own
+    (the optimizer's ``lr`` and the rest apply), then the model's own groups (``model.parameter_groups()``,
+    e.g. a fine-tuned transformer with its learning rate). A frozen parameter is in none, so it
+    never gets optimizer state.
+    """
+    own = [{**group, "params": [p for p in group["params"] if p.requires_grad]} for group in getattr(model, "parameter_groups", list)()]
+    own = [group for group in own if group["params"]]
+    taken = {id(parameter) for group in own for parameter in group["params"]}
+    return [{"params": [p for p in model.parameters() if p.requires_grad and id(p) not in taken]}, *own]
 
 
 @Optimizer.register("adam")

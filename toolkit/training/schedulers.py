@@ -3,6 +3,9 @@
 ``noam`` is Vaswani et al. (2017), eq. 3: ``factor * d^-0.5 * min(step^-0.5, step * warmup^-1.5)``,
 a multiplier of the optimizer's ``lr`` (set ``lr`` to 1.0 for the paper's exact rates).
 ``inverse_sqrt`` (fairseq) warms up linearly to the base rate, then decays as ``sqrt(warmup / step)``.
+
+A parameter group with a ``warmup_steps`` of its own (a fine-tuned pretrained transformer's, from
+its token embedder) follows the same schedule with that warmup, from its own base rate.
 """
 
 import torch
@@ -16,10 +19,16 @@ class LearningRateScheduler(Registrable):
 
     default_implementation = "inverse_sqrt"
 
-    def __init__(self, optimizer: torch.optim.Optimizer):
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: self.multiplier(step + 1))
+    warmup_steps: int | None = None
 
-    def multiplier(self, step: int) -> float:  # pragma: no cover - abstract
+    def __init__(self, optimizer: torch.optim.Optimizer):
+        warmups = [group.get("warmup_steps", self.warmup_steps) for group in optimizer.param_groups]
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, [lambda step, warmup=warmup: self.multiplier(step + 1, warmup) for warmup in warmups]
+        )
+
+    def multiplier(self, step: int, warmup_steps: int | None) -> float:  # pragma: no cover - abstract
+        """The factor of a group's base rate at *step* (from 1), for the group's *warmup_steps*."""
         raise NotImplementedError
 
     def step(self) -> None:
@@ -38,8 +47,8 @@ class NoamScheduler(LearningRateScheduler):
         self.model_size, self.warmup_steps, self.factor = model_size, warmup_steps, factor
         super().__init__(optimizer)
 
-    def multiplier(self, step: int) -> float:
-        return self.factor * self.model_size**-0.5 * min(step**-0.5, step * self.warmup_steps**-1.5)
+    def multiplier(self, step: int, warmup_steps: int) -> float:
+        return self.factor * self.model_size**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
 
 
 @LearningRateScheduler.register("inverse_sqrt")
@@ -48,11 +57,13 @@ class InverseSqrtScheduler(LearningRateScheduler):
         self.warmup_steps = warmup_steps
         super().__init__(optimizer)
 
-    def multiplier(self, step: int) -> float:
-        return min(step / self.warmup_steps, (self.warmup_steps / step) ** 0.5)
+    def multiplier(self, step: int, warmup_steps: int) -> float:
+        return min(step / warmup_steps, (warmup_steps / step) ** 0.5)
 
 
 @LearningRateScheduler.register("constant")
 class ConstantScheduler(LearningRateScheduler):
-    def multiplier(self, step: int) -> float:
-        return 1.0
+    """The base rate throughout (after a linear warmup, for a group that has one)."""
+
+    def multiplier(self, step: int, warmup_steps: int | None) -> float:
+        return min(1.0, step / warmup_steps) if warmup_steps else 1.0

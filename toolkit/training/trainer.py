@@ -37,7 +37,7 @@ from toolkit.training.device import PRECISION_DTYPES, autocast, resolve_device, 
 from toolkit.training.distributed import Distributed
 from toolkit.training.evaluation import move_to_device, predict, score
 from toolkit.training.flops import measure_peak_flops, model_flops_utilization
-from toolkit.training.optimizers import Optimizer
+from toolkit.training.optimizers import Optimizer, parameter_groups
 from toolkit.training.schedulers import LearningRateScheduler
 
 logger = logging.getLogger(__name__)
@@ -169,7 +169,7 @@ class GradientDescentTrainer(Trainer):
         if distributed.enabled and self.device.type == "cuda":
             self.device = torch.device("cuda", distributed.local_rank)
         model.to(self.device)
-        optimizer = self.optimizer.construct(model_parameters=[p for p in model.parameters() if p.requires_grad])
+        optimizer = self.optimizer.construct(model_parameters=parameter_groups(model))
         scheduler = self.scheduler.construct(optimizer=optimizer) if self.scheduler else None
         scaler = torch.amp.GradScaler(self.device.type, enabled=self.mixed_precision == "fp16" and self.device.type == "cuda")
         checkpointer = Checkpointer(Path(serialization_dir) / "checkpoints")

@@ -152,4 +152,5 @@ class ConlluReader(DatasetReader):
             word, why = problem
             raise DataError(f"not a dependency tree: {why}", path, lines[word - 1])
         meta = {"path": path, "line": start, "sent_id": sent_id} if sent_id else {"path": path, "line": start}
+        meta["upos"] = tuple(upos)  # kept when the target is not (prediction): an input feature (the ``upos`` token embedder)
         return Example(forms, DependencyTree(tuple(heads), tuple(deprels), tuple(upos)), meta)

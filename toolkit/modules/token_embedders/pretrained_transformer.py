@@ -3,6 +3,8 @@
 import contextlib
 import hashlib
 import os
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,6 +19,18 @@ from toolkit.modules.token_embedders.token_embedder import TokenEmbedder, pad_li
 INSTALL_HINT = 'pip install "parsing-toolkit[transformers]"'
 WEIGHT_PATTERNS = ("*.safetensors", "*.bin")
 TOKENIZER_PATTERNS = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "*.model")
+# model_name -> an archive's copy of its config and tokenizer, while an archive is being loaded
+ARCHIVED_COPIES: ContextVar[Mapping[str, Path]] = ContextVar("archived_copies", default={})
+
+
+@contextlib.contextmanager
+def archived_copies(copies: Mapping[str, Path]) -> Iterator[None]:
+    """Build the transformers named in *copies* from those directories (config and tokenizer, no weights)."""
+    token = ARCHIVED_COPIES.set(copies)
+    try:
+        yield
+    finally:
+        ARCHIVED_COPIES.reset(token)
 
 
 @TokenEmbedder.register("pretrained_transformer")
@@ -44,6 +58,10 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
     projection_dim : a linear projection of the word vectors to this width (None: the model's width).
     dropout : dropout on the word vectors.
     tokenizer_kwargs : extra arguments of ``AutoTokenizer.from_pretrained`` (``{"add_prefix_space": true}``).
+    archive : what a model archive keeps of the transformer. ``"copy"`` (the default): its weights,
+        config and tokenizer, so the archive loads on a machine without *model_name* (MiniLM adds
+        87 MB). ``"reference"`` (frozen only): its name and its weight files' SHA-256; loading reads
+        the weights from *model_name* again, and refuses them in one line if they are missing or differ.
 
     A word the tokenizer gives no subword at all (an empty string, a control character, a lone
     combining mark that normalisation strips) is read as the tokenizer's unknown token (its
@@ -63,14 +81,20 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         projection_dim: int | None = None,
         dropout: float = 0.0,
         tokenizer_kwargs: dict[str, Any] | None = None,
+        archive: Literal["copy", "reference"] = "copy",
     ):
         super().__init__()
         if pooling not in ("first", "last", "mean"):
             raise ConfigurationError(f"token_embedder.pooling must be 'first', 'last' or 'mean', got {pooling!r}")
-        self.model_name, self.pooling, self.freeze = model_name, pooling, freeze
+        if archive not in ("copy", "reference") or (archive == "reference" and not freeze):
+            raise ConfigurationError(
+                f"token_embedder.archive must be 'copy' or 'reference' (a frozen transformer's only), got {archive!r} with freeze: {freeze}"
+            )
+        self.model_name, self.pooling, self.freeze, self.archive = model_name, pooling, freeze, archive
         self.learning_rate, self.warmup_steps = learning_rate, warmup_steps
         self.local = Path(model_name).expanduser().is_dir()
-        self.tokenizer, self.transformer = load_transformer(model_name, self.local, tokenizer_kwargs or {})
+        copy = ARCHIVED_COPIES.get().get(model_name)
+        self.tokenizer, self.transformer = load_transformer(str(copy or model_name), bool(copy) or self.local, tokenizer_kwargs or {}, weights=not copy)
         config = self.transformer.config
         hidden_size = int(config.hidden_size)
         num_states = int(config.num_hidden_layers) + 1
@@ -241,31 +265,48 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
             group["warmup_steps"] = self.warmup_steps
         return [group]
 
-    def fingerprint(self) -> dict[str, Any]:
-        """What identifies the pretrained weights: the hub name, or a local directory's weight files' SHA-256."""
+    def pretrained_source(self) -> dict[str, Any]:
+        """The hub name, or a local directory and its weight files' SHA-256 (a hub model's files are the hub's to keep)."""
         if not self.local:
             return {"model_name": self.model_name}
         directory = Path(self.model_name).expanduser()
         files = sorted({path for pattern in WEIGHT_PATTERNS for path in directory.glob(pattern) if path.is_file()})
         return {"model_name": self.model_name, "sha256": {path.name: sha256(path) for path in files}}
 
+    def archive_copy(self, directory: Path) -> bool:
+        """With ``archive: "copy"``, the transformer's config and tokenizer (its weights are in the model's)."""
+        if self.archive != "copy":
+            return False
+        self.transformer.config.save_pretrained(directory)
+        self.tokenizer.save_pretrained(directory)
+        return True
+
+    def unarchived_state(self) -> list[str]:
+        return ["transformer."] if self.archive == "reference" else []
+
     def get_output_dim(self) -> int:
         return self.output_dim
 
 
-def load_transformer(model_name: str, local: bool, tokenizer_kwargs: dict[str, Any]) -> tuple[Any, nn.Module]:
-    """The tokenizer and the encoder of *model_name* (an encoder-decoder gives its encoder), in float32."""
+def load_transformer(model_name: str, local: bool, tokenizer_kwargs: dict[str, Any], weights: bool = True) -> tuple[Any, nn.Module]:
+    """The tokenizer and the encoder of *model_name* (an encoder-decoder gives its encoder), in float32.
+
+    Without *weights*, the encoder is built from the directory's config alone (an archive's copy,
+    whose weights the archive loads afterwards).
+    """
     try:
         import transformers
     except ImportError:
         raise ConfigurationError(f"the 'pretrained_transformer' token embedder needs transformers: {INSTALL_HINT}") from None
     from packaging.version import Version
 
+    transformers.utils.logging.disable_progress_bar()  # one "Loading weights" bar per load would flood the training log
     dtype_key = "dtype" if Version(transformers.__version__) >= Version("4.56") else "torch_dtype"
     if local:  # transformers 5 quietly builds a 5-token tokenizer for a directory without tokenizer files
         directory = Path(model_name).expanduser()
+        needed = (("config.json", ["config.json"]), ("tokenizer files", TOKENIZER_PATTERNS), ("weights", WEIGHT_PATTERNS))
         missing = [
-            what for what, patterns in (("config.json", ["config.json"]), ("tokenizer files", TOKENIZER_PATTERNS))
+            what for what, patterns in needed[: 3 if weights else 2]
             if not any(any(directory.glob(pattern)) for pattern in patterns)
         ]
         if missing:
@@ -282,7 +323,10 @@ def load_transformer(model_name: str, local: bool, tokenizer_kwargs: dict[str, A
                 tokenizer = transformers.AutoTokenizer.from_pretrained(
                     model_name, local_files_only=local, add_prefix_space=True, **tokenizer_kwargs
                 )
-        model = transformers.AutoModel.from_pretrained(model_name, local_files_only=local, **{dtype_key: torch.float32})
+        if weights:
+            model = transformers.AutoModel.from_pretrained(model_name, local_files_only=local, **{dtype_key: torch.float32})
+        else:
+            model = transformers.AutoModel.from_config(transformers.AutoConfig.from_pretrained(model_name, local_files_only=True))
     except Exception as error:  # OSError, ValueError, KeyError, ...: transformers has no one error for "cannot load"
         reason = " ".join(str(error).split())[:300] or type(error).__name__  # one line
         where = "directory" if local else "model"

@@ -1,6 +1,7 @@
 """Registrable base of token embedders: a sentence's words in, exactly one vector per word out."""
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -45,6 +46,24 @@ class TokenEmbedder(nn.Module, Registrable):
 
     def get_output_dim(self) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    # ---------------------------------------------------------------- archives
+
+    def pretrained_source(self) -> dict[str, Any] | None:
+        """What identifies the pretrained weights this embedder reads (a name, a content hash); None if it has none.
+
+        A model archive records it; loading builds the embedder again and refuses the archive in
+        one line if the answer differs (unless the archive holds its own copy, see :meth:`archive_copy`).
+        """
+        return None
+
+    def archive_copy(self, directory: Path) -> bool:
+        """Write into *directory* what rebuilds this embedder without its pretrained source; False if the archive keeps none."""
+        return False
+
+    def unarchived_state(self) -> list[str]:
+        """Prefixes of this module's state-dict keys that archives leave out: loading reads them from the pretrained source."""
+        return []
 
 
 def pad_lists(sequences: Sequence[Sequence[int]], length: int | None = None, value: int = 0) -> torch.Tensor:
