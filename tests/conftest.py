@@ -56,6 +56,40 @@ def train_archive(config: Path, directory: Path, train: Path, test: Path, *overr
     return directory / "model.tar.gz"
 
 
+# ------------------------------------------------------------------ a tiny random BERT, saved like a downloaded one
+
+TINY_BERT_VOCABULARY = "[PAD] [UNK] [CLS] [SEP] [MASK] the dog ##s run ##ning un ##believ ##able".split() + list("abcdefghijklmnop")
+
+
+def save_tiny_bert(directory: Path, seed: int = 0) -> Path:
+    """A 2-layer, 32-wide BERT with random weights and a WordPiece vocabulary, saved with its tokenizer."""
+    import inspect
+
+    import torch
+
+    transformers = pytest.importorskip("transformers")
+    directory.mkdir(parents=True, exist_ok=True)
+    vocab_file = directory / "vocab.txt"
+    vocab_file.write_text("\n".join(TINY_BERT_VOCABULARY) + "\n", encoding="utf-8")
+    fast = transformers.BertTokenizerFast  # transformers 4 reads `vocab_file`, 5 reads `vocab`
+    key = "vocab_file" if "vocab_file" in inspect.signature(fast.__init__).parameters else "vocab"
+    tokenizer = fast(**{key: str(vocab_file)})
+    assert tokenizer.convert_tokens_to_ids("dog") == TINY_BERT_VOCABULARY.index("dog")
+    config = transformers.BertConfig(
+        vocab_size=len(TINY_BERT_VOCABULARY), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=64,
+    )
+    torch.manual_seed(seed)
+    transformers.BertModel(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory) -> Path:
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny_bert"))
+
+
 # ------------------------------------------------------------------ real archives, trained once per session
 
 

@@ -13,32 +13,15 @@ from toolkit.errors import ConfigurationError
 from toolkit.modules.token_embedders import CharacterEmbedder, ScalarMix, TokenEmbedder
 from toolkit.modules.token_embedders.characters import character_ids
 
-VOCABULARY = "[PAD] [UNK] [CLS] [SEP] [MASK] the dog ##s run ##ning un ##believ ##able".split() + list("abcdefghijklmnop")
+from tests.conftest import TINY_BERT_VOCABULARY as VOCABULARY
+
 ID = {piece: i for i, piece in enumerate(VOCABULARY)}
 CLS, SEP, UNK = ID["[CLS]"], ID["[SEP]"], ID["[UNK]"]
 
 
-# ------------------------------------------------------------------ a tiny random BERT, saved like a downloaded one
-
-
 @pytest.fixture(scope="module")
-def bert_dir(tmp_path_factory):
-    transformers = pytest.importorskip("transformers")
-    directory = tmp_path_factory.mktemp("tiny_bert")
-    vocab_file = directory / "vocab.txt"
-    vocab_file.write_text("\n".join(VOCABULARY) + "\n", encoding="utf-8")
-    fast = transformers.BertTokenizerFast  # transformers 4 reads `vocab_file`, 5 reads `vocab`
-    key = "vocab_file" if "vocab_file" in inspect.signature(fast.__init__).parameters else "vocab"
-    tokenizer = fast(**{key: str(vocab_file)})
-    assert tokenizer.convert_tokens_to_ids("dog") == ID["dog"]
-    config = transformers.BertConfig(
-        vocab_size=len(VOCABULARY), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=64,
-    )
-    torch.manual_seed(0)
-    transformers.BertModel(config).save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
+def bert_dir(tiny_bert):
+    return tiny_bert
 
 
 @pytest.fixture(scope="module")

@@ -113,11 +113,14 @@ def _write_pretrained(directory: Path, model: Model) -> list[str]:
         else:
             copy.rmdir()
         records.append(record)
+    copies = any("copy" in record for record in records)
+    if not copies:
+        shutil.rmtree(directory / PRETRAINED_DIR, ignore_errors=True)
     if not records:
         (directory / PRETRAINED_NAME).unlink(missing_ok=True)
         return []
     write_atomically(directory / PRETRAINED_NAME, json.dumps(records, indent=1) + "\n")
-    return [PRETRAINED_NAME] + ([PRETRAINED_DIR] if any("copy" in record for record in records) else [])
+    return [PRETRAINED_NAME] + ([PRETRAINED_DIR] if copies else [])
 
 
 def _read_pretrained(directory: Path, path: Path) -> list[dict[str, Any]]:

@@ -1,0 +1,117 @@
+"""What reading through a pretrained transformer costs: training tokens/s and parsing words/s, as ratios.
+
+Three models of one config, side by side in this process, on the same batches of real data: the
+config as it is (word embedding only), with a frozen pretrained transformer beside the word
+embedding, and with it fine-tuned. Training speed is timed over the same batches (forward,
+backward, optimizer step), in tokens (source words and target symbols) per second; parsing speed
+is greedy decoding of the test questions, in words per second. Rounds alternate between the
+models, and each rate is the median over the rounds.
+
+    python benchmarks/pretrained_cost.py [--config jsonnet_configs/geo_transformer.jsonnet]
+        [--model-name $MINILM] [--batches 20] [--sentences 200] [--rounds 3] [--threads 2]
+
+Speeds are only ever compared within this one run.
+"""
+
+import argparse
+import statistics
+import time
+
+import torch
+
+import transition_systems  # noqa: F401  (registers the transition systems)
+import tree_codecs  # noqa: F401  (registers the tree codecs)
+from toolkit.data.batching import TokenBudgetBatchSampler
+from toolkit.data.dataset_readers import DatasetReader
+from toolkit.data.example import Example
+from toolkit.data.vocabulary import Vocabulary
+from toolkit.decoding import GreedySearch
+from toolkit.grammars.grammar import Grammar
+from toolkit.models.model import Model
+from toolkit.from_params import construct
+from toolkit.params import Params, default_ext_vars
+from toolkit.training.optimizers import AdamOptimizer, parameter_groups
+from toolkit.training.train import build_vocabulary
+
+
+def build(config: dict, vocab: Vocabulary, grammar: Grammar, embedder: dict | None) -> Model:
+    params = dict(config["model"])
+    if embedder is not None:
+        params["token_embedders"] = {"pretrained": embedder}
+    torch.manual_seed(0)
+    return Model.from_params(Params(params), vocab=vocab, grammar=grammar)
+
+
+def train_rate(model: Model, batches: list[dict], tokens: int) -> float:
+    model.train()
+    optimizer = AdamOptimizer(parameter_groups(model), lr=1e-4)
+    start = time.perf_counter()
+    for batch in batches:
+        optimizer.zero_grad(set_to_none=True)
+        model(batch)["loss"].backward()
+        optimizer.step()
+    return tokens / (time.perf_counter() - start)
+
+
+def parse_rate(model: Model, sentences: list[Example], batch_size: int = 32) -> float:
+    model.eval()
+    search = GreedySearch(max_steps=200)
+    start = time.perf_counter()
+    for i in range(0, len(sentences), batch_size):
+        model.predict(sentences[i : i + batch_size], search)
+    return sum(len(e.tokens) for e in sentences) / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", default="jsonnet_configs/geo_transformer.jsonnet")
+    parser.add_argument("--model-name", default=default_ext_vars()["MINILM"])
+    parser.add_argument("--batches", type=int, default=20)
+    parser.add_argument("--sentences", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+
+    config = Params.from_file(args.config).as_dict()
+    reader = DatasetReader.from_params(Params(config["dataset_reader"]))
+    train = reader.read(config["train_data_path"], whole=True)
+    test = [Example(e.tokens, meta=e.meta) for e in reader.read(config["test_data_path"], whole=True)[: args.sentences]]
+    grammar = Grammar.from_params(Params(config.get("grammar", {})))
+    if hasattr(grammar, "fit"):
+        grammar.fit(train)
+    vocab = construct(build_vocabulary, Params(config.get("vocabulary", {})), examples=train, grammar=grammar)
+    embedder = {"type": "pretrained_transformer", "model_name": args.model_name, "pooling": "mean", "layers": "all"}
+    models = {
+        "word embedding only": build(config, vocab, grammar, None),
+        "+ frozen transformer": build(config, vocab, grammar, {**embedder, "freeze": True}),
+        "+ fine-tuned transformer": build(config, vocab, grammar, {**embedder, "freeze": False}),
+    }
+
+    base = models["word embedding only"]
+    indexed = [base.index(example) for example in train]
+    sampler = TokenBudgetBatchSampler([base.length(item) for item in indexed], config["trainer"].get("max_tokens", 2048), shuffle=True, seed=0)
+    batch_indices = list(sampler)[: args.batches]
+    batches = {name: [model.collate([model.index(train[i]) for i in indices]) for indices in batch_indices] for name, model in models.items()}
+    tokens = sum(base.length(indexed[i]) for indices in batch_indices for i in indices)
+
+    for name, model in models.items():  # warm up: first calls allocate and pick kernels
+        parse_rate(model, test[:8])
+    rates: dict[str, list[tuple[float, float]]] = {name: [] for name in models}
+    for _ in range(args.rounds):
+        for name, model in models.items():
+            rates[name].append((train_rate(model, batches[name], tokens), parse_rate(model, test)))
+
+    print(f"{args.config}: {len(batch_indices)} training batches ({tokens:,} tokens), {len(test)} test sentences, "
+          f"{args.threads} threads, median of {args.rounds} rounds; pretrained: {args.model_name}\n")
+    print("| model | training tokens/s | ratio | parsing words/s (greedy) | ratio |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    base_train = statistics.median(r[0] for r in rates["word embedding only"])
+    base_parse = statistics.median(r[1] for r in rates["word embedding only"])
+    for name, measured in rates.items():
+        train_speed, parse_speed = statistics.median(r[0] for r in measured), statistics.median(r[1] for r in measured)
+        print(f"| {name} | {train_speed:,.0f} | {train_speed / base_train:.2f} | {parse_speed:,.0f} | {parse_speed / base_parse:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
