@@ -538,6 +538,18 @@ def unknown_key_archive(env: Env) -> str:
     return env.cli_error("predict", archive, env.write({"input.txt": QUESTIONS}), "--device", "cpu")
 
 
+def pretrained_archive(record: bytes) -> Callable[[Env], str]:
+    """``toolkit predict`` on the seq2seq archive with *record* as its ``pretrained.json`` (manifest to match)."""
+    def check(env: Env) -> str:
+        archive = repacked_archive(env, "pretrained.tar.gz", lambda name, data: data, extra={"pretrained.json": record})
+        return predict_with(env, archive)
+
+    return check
+
+
+MISSING_PRETRAINED = [{"module": "token_embedders.embedders.bert", "source": {"model_name": "/no/such/bert", "sha256": {"model.safetensors": "00"}}}]
+
+
 PARALLEL_CONFIG = "{ dataset_reader: { type: 'parallel_text', source_language: 'de', target_language: 'en' } }\n"
 
 COMMAND_CASES = [
@@ -636,6 +648,15 @@ CONFIG_CASES = [
          "error: newer.tar.gz was written by parsing-toolkit 99.0.0, newer than the installed …: upgrade to 99.x to load it", newer_archive),
     Case("future-key-archive", "an archive whose config has a key this version does not know", "`toolkit predict`",
          "error: future.tar.gz: its config no longer builds: unknown key 'model.encoder.rotary'; valid keys: attention_dropout, …", unknown_key_archive),
+    Case("pretrained-missing", "an archive whose frozen transformer (`archive: 'reference'`) is no longer where it was", "`toolkit predict`",
+         "error: pretrained.tar.gz reads the weights of its token_embedders.embedders.bert from the directory /no/such/bert, which is missing: "
+         "put the model there (the archive records its SHA-256), or retrain with archive: 'copy'",
+         pretrained_archive(json.dumps(MISSING_PRETRAINED).encode())),
+    Case("pretrained-corrupt", "an archive with a `pretrained.json` that is not JSON", "`toolkit predict`",
+         "error: pretrained.tar.gz: corrupt pretrained.json: JSONDecodeError(…)", pretrained_archive(b"[{")),
+    Case("pretrained-unknown-module", "an archive whose `pretrained.json` names a module its model lacks", "`toolkit predict`",
+         "error: pretrained.tar.gz: pretrained.json names nope, which its model does not have",
+         pretrained_archive(json.dumps([{"module": "nope", "source": {"model_name": "bert-base-cased"}}]).encode())),
     Case("archive-flipped-byte", "one byte of `model.tar.gz` flipped (in the compressed weights)", "`toolkit predict`",
          "error: flipped.tar.gz is damaged: …", lambda env: predict_with(env, damaged_archive(env, "flipped.tar.gz", flip(lambda n: n // 2)))),
     Case("archive-zeroed-4k", "4 KB of `model.tar.gz` overwritten with zeros", "`toolkit predict`",
