@@ -165,8 +165,12 @@ class EncoderDecoder(Model):
 
     # ---------------------------------------------------------------- training
 
-    def encode(self, source: torch.Tensor, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Encoder states (B, S, D) and the token mask of *source* (the batch's, or a token-dropped copy)."""
+    def encode(self, source: torch.Tensor, batch: dict[str, Any] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Encoder states (B, S, D) and the token mask of *source* (the batch's, or a token-dropped copy).
+
+        *batch* supplies what the encoder and the token embedders read besides the word ids.
+        """
+        batch = batch or {}
         mask = source != self.pad_index  # (B, S)
         words = None if self.source_embedding is None else self.source_embedding(source) * self.embedding_scale
         if self.token_embedders is not None:
