@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy
 import pytest
 import torch
 
@@ -120,7 +121,7 @@ def vector_pipeline(tmp_path_factory):
     spacy = pytest.importorskip("spacy")
     nlp = spacy.blank("en")
     for i, word in enumerate(["the", "dog", "run"]):
-        nlp.vocab.set_vector(word, [float(i + 1)] * 4)
+        nlp.vocab.set_vector(word, numpy.full(4, float(i + 1), dtype="float32"))
     directory = tmp_path_factory.mktemp("vectors_pipeline")
     nlp.to_disk(directory)
     return directory
