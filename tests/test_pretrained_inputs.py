@@ -91,6 +91,22 @@ def test_frozen_parts_get_no_optimizer_state_and_fine_tuned_ones_their_own_rate(
     assert not {id(p) for p in group["params"]} & {id(p) for p in rest["params"]}
 
 
+def test_the_tagger_reads_through_token_embedders_alone():
+    """Characters and UPOS tags alone, without a word embedding table: no word is unknown to it."""
+    vocab = Vocabulary({"tokens": {"a": 1}, "symbols": {"NOUN": 1, "VERB": 1}})
+    layer = {"input_dim": 16, "num_layers": 1, "num_heads": 2, "ff_dim": 32, "dropout": 0.0}
+    model = Model.from_params(
+        {"type": "tagger", "encoder": {"type": "transformer", **layer}, "word_embedding": False,
+         "token_embedders": {"chars": {"type": "characters", "num_filters": 4, "widths": [2]}, "upos": {"type": "upos", "source": "data"}}},
+        vocab=vocab, grammar=Grammar.from_params({"type": "tags"}),
+    ).eval()
+    assert model.embedding is None and model.token_embedders.projection.in_features == 4 + 32
+    examples = [Example(["unseen", "words"], meta={"upos": ("NOUN", "VERB")}), Example(["a"], meta={"upos": ("NOUN",)})]
+    together = model.predict(examples)
+    assert [len(tags) for tags in together] == [2, 1]
+    assert model.predict(examples[:1]) == together[:1]  # batching changes nothing
+
+
 # ------------------------------------------------------------------ UPOS tags as input
 
 

@@ -257,7 +257,9 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
     if distributed.is_main:
         write_atomically(directory / CONFIG_NAME, json.dumps(config, indent=2))
         write_plugins(directory, components)  # the plugin packages an archive must import to rebuild the model
-    logger.info("model: %d parameters", sum(p.numel() for p in model.parameters() if p.requires_grad))
+    trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
+    logger.info("model: %d trained parameters%s", trained, f" (and {frozen} frozen)" if frozen else "")
 
     start = time.perf_counter()
     key = cache_key(config, train_path) if cache_directory else ""
