@@ -187,13 +187,20 @@ class DependencyPredictor(Predictor):
 
     def parse(self, sentences: list[Sentence]) -> Iterator[str]:
         readable = [sentence for sentence in sentences if sentence.error is None]
-        trees = predict(self.model, [Example(sentence.tokens) for sentence in readable], self.max_tokens, self.search)
+        trees = predict(self.model, [self.example(sentence) for sentence in readable], self.max_tokens, self.search)
         parsed = {id(sentence): tree for sentence, tree in zip(readable, trees)}
         for sentence in sentences:
             tree = parsed.get(id(sentence))
             if tree is not None and NO_LABEL in tree.deprels:  # the search stopped before every word was attached
                 self.fail(sentence, f"{sentence.where}: decoding stopped after max_steps before the parse was complete")
             yield self.conllu(sentence, None if sentence.error else tree)
+
+    @staticmethod
+    def example(sentence: Sentence) -> Example:
+        """The words to parse; with CoNLL-U input that has a UPOS column, its tags too (for the ``upos`` token embedder)."""
+        upos = [row[3] for row in sentence.rows if row is not None and "-" not in row[0]]
+        tagged = len(upos) == len(sentence.tokens) and "_" not in upos
+        return Example(sentence.tokens, meta={"upos": tuple(upos)} if tagged else {})
 
     @staticmethod
     def conllu(sentence: Sentence, tree: Any) -> str:

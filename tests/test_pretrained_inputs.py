@@ -129,6 +129,15 @@ def test_the_conllu_reader_keeps_upos_for_prediction(ewt):
     assert example.meta["upos"] == example.target.upos and len(example.meta["upos"]) == len(example.tokens)
 
 
+def test_the_dependency_predictor_passes_a_conllu_inputs_upos_on():
+    from predictors.dependency import DependencyPredictor, Sentence
+
+    tagged = Sentence("in:1", tokens=["I", "ran"], rows=[["1", "I", "_", "PRON"] + ["_"] * 6, ["2", "ran", "_", "VERB"] + ["_"] * 6])
+    assert DependencyPredictor.example(tagged).meta == {"upos": ("PRON", "VERB")}
+    untagged = Sentence("in:1", tokens=["I", "ran"], rows=[None, None])
+    assert DependencyPredictor.example(untagged).meta == {}
+
+
 # ------------------------------------------------------------------ spaCy vectors
 
 
