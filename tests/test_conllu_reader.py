@@ -37,7 +37,7 @@ def test_reads_words_heads_relations_and_tags(tmp_path):
     assert first.target == DependencyTree(
         (4, 4, 4, 0, 4, 4), ("nsubj", "advmod", "aux", "root", "obl:npmod", "punct"), ("PRON", "ADV", "AUX", "PART", "VERB", "PUNCT")
     )
-    assert first.meta == {"path": str(path), "line": 1, "sent_id": "s1"}
+    assert first.meta == {"path": str(path), "line": 1, "sent_id": "s1", "upos": first.target.upos}
     assert second.tokens == ["Hello"] and second.target.heads == (0,) and second.meta["line"] == 12
     assert first.target.without_upos() == DependencyTree(first.target.heads, first.target.deprels)
 
