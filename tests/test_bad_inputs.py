@@ -95,7 +95,9 @@ class Env:
         return text.replace(str(self.tmp) + os.sep, "").replace(str(REPO) + os.sep, "")
 
     def archive(self) -> Path:
-        return self.request.getfixturevalue("seq2seq_archive")
+        archive = self.request.getfixturevalue("seq2seq_archive")
+        self.capsys.readouterr()  # the first case to ask trains it: training's output is not the case's
+        return archive
 
     def cli(self, *args) -> tuple[int, str, str]:
         return run(self.monkeypatch, self.capsys, *args)

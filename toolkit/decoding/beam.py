@@ -32,23 +32,35 @@ class BeamSearch(Search):
         self.beam_size, self.length_penalty, self.early_stopping = beam_size, length_penalty, early_stopping
 
     def search(self, model, batch, states):
-        batch_size, beam = len(states), self.beam_size
+        beam = self.beam_size
         device = batch["source"].device
-        rows = torch.arange(batch_size, device=device).repeat_interleave(beam)  # (N,) with N = B * K
+        rows = torch.arange(len(states), device=device).repeat_interleave(beam)  # (N,) with N = B * K
         context = model.start_decoding(batch, self.use_cache).reorder(rows)
         hypotheses = [state for state in states for _ in range(beam)]
-        scores = torch.full((batch_size, beam), float("-inf"), device=device)
+        scores = torch.full((len(states), beam), float("-inf"), device=device)
         scores[:, 0] = 0.0  # all beams start identical: only the first one is live
-        lengths = torch.zeros(batch_size * beam, device=device)
-        prefix = torch.full((batch_size * beam, 1), model.bos_index, dtype=torch.long, device=device)
+        lengths = torch.zeros(len(states), beam, device=device)
+        prefix = torch.full((len(states) * beam, 1), model.bos_index, dtype=torch.long, device=device)
+        sentences = list(range(len(states)))  # the input position of each sentence still decoding
+        winners: list = [None] * len(states)
         for _ in range(self.max_steps):
-            final = torch.tensor([h.is_final() for h in hypotheses], device=device)
+            final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(-1, beam)  # (B, K)
             if self.early_stopping:  # drop the open hypotheses of sentences whose best one is finished
-                done = final.view(batch_size, beam).gather(1, scores.argmax(dim=1, keepdim=True))  # (B, 1)
-                scores = scores.masked_fill(done & ~final.view(batch_size, beam), float("-inf"))
-            alive = torch.isfinite(scores.view(-1)).tolist()
-            if all(f or not a for f, a in zip(final.tolist(), alive)):
-                break
+                done = final.gather(1, scores.argmax(dim=1, keepdim=True))  # (B, 1)
+                scores = scores.masked_fill(done & ~final, float("-inf"))
+            finished = (final | ~torch.isfinite(scores)).all(dim=1)  # (B,): nothing left to extend
+            if finished.any():  # such sentences leave the batch, so later steps run on fewer rows
+                for row in finished.nonzero().flatten().tolist():
+                    winners[sentences[row]] = hypotheses[row * beam + self.best(scores[row], final[row], lengths[row])]
+                keep = (~finished).nonzero().flatten()
+                if len(keep) == 0:
+                    return winners
+                rows = (keep[:, None] * beam + torch.arange(beam, device=device)).view(-1)
+                sentences = [sentences[i] for i in keep.tolist()]
+                hypotheses = [hypotheses[i] for i in rows.tolist()]
+                scores, final, lengths, prefix = scores[keep], final[keep], lengths[keep], prefix[rows]
+                context = context.reorder(rows)
+            batch_size, final = len(sentences), final.view(-1)
             log_probs, context = model.decode_step(prefix, context, hypotheses)  # (N, V)
             log_probs = log_probs.float().masked_fill(~model.allowed_mask(hypotheses), float("-inf"))
             log_probs[final] = float("-inf")
@@ -58,18 +70,19 @@ class BeamSearch(Search):
             scores, chosen = candidates.topk(beam, dim=-1)  # (B, K)
             source = (torch.arange(batch_size, device=device)[:, None] * beam + chosen // vocab_size).view(-1)
             symbols = model.symbols((chosen % vocab_size).view(-1).tolist())
-            finite = torch.isfinite(scores.view(-1)).tolist()
-            was_final = final[source].tolist()
-            hypotheses = [
-                hypotheses[s] if was_final[i] or not finite[i] else hypotheses[s].apply(symbols[i])
-                for i, s in enumerate(source.tolist())
-            ]
-            lengths = lengths[source] + (~final[source]).float()
+            extend = (torch.isfinite(scores.view(-1)) & ~final[source]).tolist()
+            hypotheses = [hypotheses[s].apply(symbols[i]) if extend[i] else hypotheses[s] for i, s in enumerate(source.tolist())]
+            lengths = lengths.view(-1)[source].view(batch_size, beam) + (~final[source]).float().view(batch_size, beam)
             prefix = torch.cat([prefix[source], (chosen % vocab_size).view(-1, 1)], dim=1)
             context = context.reorder(source, same_sources=True)  # backpointers stay within a sentence's beams
-        final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(batch_size, beam)
-        penalty = ((5.0 + lengths.view(batch_size, beam)) / 6.0) ** self.length_penalty
-        ranked = (scores / penalty).masked_fill(~final, float("-inf"))
-        ranked = torch.where(final.any(dim=1, keepdim=True), ranked, scores)  # no finished hypothesis: best raw score
-        best = ranked.argmax(dim=-1)
-        return [hypotheses[b * beam + k] for b, k in enumerate(best.tolist())]
+        final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(-1, beam)
+        for row, sentence in enumerate(sentences):  # max_steps reached
+            winners[sentence] = hypotheses[row * beam + self.best(scores[row], final[row], lengths[row])]
+        return winners
+
+    def best(self, scores: torch.Tensor, final: torch.Tensor, lengths: torch.Tensor) -> int:
+        """The winning beam of one sentence: the best length-penalised finished one, else the best raw score."""
+        if not final.any():
+            return int(scores.argmax())
+        penalty = ((5.0 + lengths) / 6.0) ** self.length_penalty
+        return int((scores / penalty).masked_fill(~final, float("-inf")).argmax())

@@ -18,13 +18,69 @@ from torch import nn
 from toolkit.registrable import Registrable
 
 
+class SelfAttentionCache:
+    """Every layer's self-attention keys and values, preallocated along time and written in place.
+
+    One tensor (N, L, 2, H, capacity, d) holds them all, so a beam's reordering is a single
+    ``index_select`` into a second buffer of the same size, and a step writes its new keys and
+    values into place: no ``torch.cat`` and no fresh allocation per step, which on long outputs
+    (AMR's action sequences) used to be most of decoding's time. The capacity doubles when full.
+
+    The cache belongs to one search: steps and reorders update it in place.
+    """
+
+    def __init__(self, layers: int, capacity: int = 64):
+        self.layers, self.capacity, self.length = layers, capacity, 0
+        self.buffer: torch.Tensor | None = None  # allocated at the first write, with the keys' dtype and device
+        self.spare: torch.Tensor | None = None  # the reorder target, swapped with the buffer
+
+    def extend(self, layer: int, keys: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Write *layer*'s keys/values (N, H, T, d) for the T new steps; return that layer's (N, H, length + T, d)."""
+        end = self.length + keys.size(2)
+        if self.buffer is None:
+            rows, heads, _, dim = keys.shape
+            self.capacity = max(self.capacity, end)
+            self.buffer = keys.new_empty(rows, self.layers, 2, heads, self.capacity, dim)
+        elif end > self.capacity:
+            self.capacity = max(2 * self.capacity, end)
+            grown = self.buffer.new_empty(*self.buffer.shape[:4], self.capacity, self.buffer.size(-1))
+            grown[..., : self.length, :] = self.buffer[..., : self.length, :]
+            self.buffer, self.spare = grown, None
+        self.buffer[:, layer, 0, :, self.length : end] = keys
+        self.buffer[:, layer, 1, :, self.length : end] = values
+        return self.buffer[:, layer, 0, :, :end], self.buffer[:, layer, 1, :, :end]
+
+    def advance(self, steps: int) -> None:
+        """Every layer has written *steps* new positions."""
+        self.length += steps
+
+    def reorder(self, index: torch.Tensor) -> "SelfAttentionCache":
+        """Keep the rows at *index*, copied into the spare buffer, which then becomes the buffer.
+
+        Rows only ever stay or shrink in number (beams reorder, finished sentences leave), so the
+        spare's first rows always suffice and no step allocates.
+        """
+        if self.buffer is None:
+            return self
+        if self.buffer.requires_grad:  # decoding under autograd (out= is not differentiable): out of place
+            self.buffer, self.spare = self.buffer.index_select(0, index), None
+            return self
+        rows = len(index)
+        if self.spare is None or self.spare.size(0) < rows:
+            self.spare = self.buffer.new_empty(rows, *self.buffer.shape[1:])
+        target = self.spare[:rows]
+        torch.index_select(self.buffer[..., : self.length, :], 0, index, out=target[..., : self.length, :])
+        self.buffer, self.spare = target, self.buffer
+        return self
+
+
 @dataclass
 class DecoderCache:
     """What incremental decoding keeps between steps; every tensor has the hypotheses on dim 0."""
 
     memory_mask: torch.Tensor  # (N, S)
     memory_keys_values: list[tuple[torch.Tensor, torch.Tensor]]  # per layer, each (N, H, S, d)
-    self_keys_values: list[tuple[torch.Tensor, torch.Tensor] | None] = field(default_factory=list)
+    self_attention: SelfAttentionCache
     step: int = 0
     extra: dict[str, torch.Tensor] = field(default_factory=dict)  # decoder-specific state, e.g. the last node's position
 
@@ -34,14 +90,19 @@ class DecoderCache:
         With *same_sources*, *index* only moves hypotheses among rows that encode the same source
         (a sentence's beams), so the source-side tensors stay as they are instead of being copied.
         """
-        pick = lambda pair: None if pair is None else (pair[0].index_select(0, index), pair[1].index_select(0, index))  # noqa: E731
+        pick = lambda pair: (pair[0].index_select(0, index), pair[1].index_select(0, index))  # noqa: E731
         return DecoderCache(
             self.memory_mask if same_sources else self.memory_mask.index_select(0, index),
             self.memory_keys_values if same_sources else [pick(kv) for kv in self.memory_keys_values],
-            [pick(kv) for kv in self.self_keys_values],
+            self.self_attention.reorder(index),
             self.step,
             {name: tensor.index_select(0, index) for name, tensor in self.extra.items()},
         )
+
+    def advanced(self, steps: int = 1, extra: dict[str, torch.Tensor] | None = None) -> "DecoderCache":
+        """The cache after a decoder step of *steps* positions (every layer has written its keys and values)."""
+        self.self_attention.advance(steps)
+        return DecoderCache(self.memory_mask, self.memory_keys_values, self.self_attention, self.step + steps, extra or {})
 
 
 class Decoder(nn.Module, Registrable):

@@ -40,7 +40,7 @@ from torch import nn
 
 from toolkit.errors import ConfigurationError
 from toolkit.modules.attention import padding_mask
-from toolkit.modules.decoders.decoder import Decoder, DecoderCache
+from toolkit.modules.decoders.decoder import Decoder, DecoderCache, SelfAttentionCache
 from toolkit.modules.decoders.transformer import TransformerDecoderLayer
 from toolkit.modules.positional_encoding import SinusoidalPositionalEncoding
 from toolkit.from_params import PositiveInt, Probability
@@ -254,25 +254,23 @@ class StackTransformerDecoder(Decoder):
         kvs = [layer.cross_attention.project_keys_values(memory) for layer in self.layers]
         return [layer.extend(kv) if guided else kv for layer, kv, guided in zip(self.layers, kvs, self.guided_layers)]
 
-    def run_layers(self, x, memory_kvs, memory_mask, index, past=None):
+    def run_layers(self, x, memory_kvs, memory_mask, index, cache: SelfAttentionCache | None = None):
         padding = padding_mask(memory_mask)
         guide = self.guide(index, memory_mask, x.size(1)) if self.uses_features and index is not None else None
         if self.uses_features and guide is None:
             raise ValueError("the stack_transformer decoder needs the grammar state's features (stack and buffer)")
-        new_kv = []
         for i, (layer, memory_kv) in enumerate(zip(self.layers, memory_kvs)):
-            x, kv = layer(x, memory_kv, guide if self.guided_layers[i] else padding, None if past is None else past[i])
-            new_kv.append(kv)
-        return self.final_norm(x), new_kv
+            x = layer(x, memory_kv, guide if self.guided_layers[i] else padding, cache, i)
+        return self.final_norm(x)
 
     def forward(self, embedded, memory, memory_mask, features=None):
         x = self.dropout(self.positions(embedded))
-        return self.run_layers(x, self.memory_keys_values(memory), memory_mask, features)[0]
+        return self.run_layers(x, self.memory_keys_values(memory), memory_mask, features)
 
     def start(self, memory, memory_mask):
-        return DecoderCache(memory_mask, self.memory_keys_values(memory), [None] * len(self.layers))
+        return DecoderCache(memory_mask, self.memory_keys_values(memory), SelfAttentionCache(len(self.layers)))
 
     def step(self, embedded, cache, features=None):
         x = self.dropout(self.positions(embedded, cache.step))
-        x, self_kv = self.run_layers(x, cache.memory_keys_values, cache.memory_mask, features, cache.self_keys_values)
-        return x, DecoderCache(cache.memory_mask, cache.memory_keys_values, self_kv, cache.step + 1)
+        x = self.run_layers(x, cache.memory_keys_values, cache.memory_mask, features, cache.self_attention)
+        return x, cache.advanced(x.size(1))

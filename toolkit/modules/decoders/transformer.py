@@ -4,7 +4,7 @@ import torch
 from torch import nn
 
 from toolkit.modules.attention import MultiHeadAttention, padding_mask
-from toolkit.modules.decoders.decoder import Decoder, DecoderCache
+from toolkit.modules.decoders.decoder import Decoder, DecoderCache, SelfAttentionCache
 from toolkit.modules.feedforward import FeedForward
 from toolkit.errors import ConfigurationError
 from toolkit.modules.positional_encoding import SinusoidalPositionalEncoding
@@ -33,23 +33,21 @@ class TransformerDecoderLayer(nn.Module):
         x: torch.Tensor,
         memory_kv: tuple[torch.Tensor, torch.Tensor],
         memory_mask: torch.Tensor,
-        past_kv: tuple[torch.Tensor, torch.Tensor] | None = None,
-    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
-        """*x* (B, T, D); with *past_kv* the T new positions follow the cached ones. Returns states and self keys/values."""
-        new_kv = []
+        cache: SelfAttentionCache | None = None,
+        layer: int = 0,
+    ) -> torch.Tensor:
+        """*x* (B, T, D); with *cache* the T new positions follow the cached ones (as layer *layer* of it)."""
 
         def self_attend(h):
             keys, values = self.self_attention.project_keys_values(h)  # (B, H, T, d)
-            if past_kv is not None:
-                keys, values = torch.cat([past_kv[0], keys], dim=2), torch.cat([past_kv[1], values], dim=2)
-            new_kv.append((keys, values))
+            if cache is not None:
+                keys, values = cache.extend(layer, keys, values)
             # Incremental steps attend to every cached position; teacher forcing is causal.
-            return self.self_attention.attend(h, keys, values, causal=past_kv is None and h.size(1) > 1)
+            return self.self_attention.attend(h, keys, values, causal=cache is None and h.size(1) > 1)
 
         x = self.sublayer(0, x, self_attend)
         x = self.sublayer(1, x, lambda h: self.cross_attend(h, memory_kv, memory_mask))
-        x = self.sublayer(2, x, self.feedforward)
-        return x, new_kv[0]
+        return self.sublayer(2, x, self.feedforward)
 
     def cross_attend(self, h: torch.Tensor, memory_kv: tuple[torch.Tensor, torch.Tensor], memory_mask) -> torch.Tensor:
         """Attention of the normalised states *h* over the source; the Stack-Transformer layer overrides it."""
@@ -117,7 +115,7 @@ class TransformerDecoder(Decoder):
         x = self.dropout(self.add_positions(embedded, features))
         mask = padding_mask(memory_mask)
         for layer in self.layers:
-            x, _ = layer(x, layer.cross_attention.project_keys_values(memory), mask)
+            x = layer(x, layer.cross_attention.project_keys_values(memory), mask)
         return self.final_norm(x)
 
     def start(self, memory, memory_mask):
@@ -127,7 +125,7 @@ class TransformerDecoder(Decoder):
         return DecoderCache(
             memory_mask,
             [layer.cross_attention.project_keys_values(memory) for layer in self.layers],
-            [None] * len(self.layers),
+            SelfAttentionCache(len(self.layers)),
             extra=extra,
         )
 
@@ -135,10 +133,7 @@ class TransformerDecoder(Decoder):
         position = cache.extra.get("input_position")
         x = self.dropout(self.add_positions(embedded, None if position is None else position[:, None], offset=cache.step))
         mask = padding_mask(cache.memory_mask)
-        self_kv = []
-        for layer, memory_kv, past_kv in zip(self.layers, cache.memory_keys_values, cache.self_keys_values):
-            x, kv = layer(x, memory_kv, mask, past_kv)
-            self_kv.append(kv)
+        for i, (layer, memory_kv) in enumerate(zip(self.layers, cache.memory_keys_values)):
+            x = layer(x, memory_kv, mask, cache.self_attention, i)
         # The node predicted now is the one the next input symbol belongs to.
-        extra = {"input_position": features} if self.uses_features else {}
-        return self.final_norm(x), DecoderCache(cache.memory_mask, cache.memory_keys_values, self_kv, cache.step + 1, extra)
+        return self.final_norm(x), cache.advanced(x.size(1), {"input_position": features} if self.uses_features else None)
