@@ -167,6 +167,26 @@ def test_a_frozen_transformer_gets_no_gradient_and_stays_in_eval_mode(bert_dir):
     assert module.parameter_groups() == []
 
 
+def test_a_frozen_transformer_reads_each_training_sentence_once_and_gives_the_same_vectors(bert_dir):
+    cached = embedder(bert_dir, layers="all", pooling="mean").train()
+    uncached = embedder(bert_dir, layers="all", pooling="mean", cache=False).train()
+    batches = []
+    real_forward = cached.transformer.forward
+    cached.transformer.forward = lambda **inputs: batches.append(inputs["input_ids"].size(0)) or real_forward(**inputs)
+    short = ["dogs", "run"]
+    embed(cached, SENTENCE, short)
+    again = embed(cached, short, ["the", "dogs"], SENTENCE)  # another batch: only the new sentence is read
+    assert batches == [2, 1] and len(cached.cache) == 3
+    torch.testing.assert_close(again, embed(uncached, short, ["the", "dogs"], SENTENCE), atol=1e-5, rtol=1e-4)
+    assert (again[0, 2:] == 0).all()
+    again.sum().backward()  # the mix still trains on cached vectors
+    assert cached.scalar_mix.weights.grad is not None
+    cached.eval()
+    embed(cached, ["run", "the", "dogs"])  # validation and prediction sentences are not kept
+    assert len(cached.cache) == 3 and batches == [2, 1, 1]
+    assert embedder(bert_dir, freeze=False).cache is None
+
+
 def test_a_fine_tuned_transformer_has_its_own_learning_rate(bert_dir):
     module = embedder(bert_dir, freeze=False, learning_rate=3e-5, warmup_steps=10, projection_dim=8)
     module.train()
