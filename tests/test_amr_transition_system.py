@@ -281,3 +281,42 @@ def test_past_the_budget_only_finishing_moves_are_allowed():
     state = state.apply("REDUCE")
     assert "LA:mod" not in state.allowed()  # 0 and 1 are joined already
     assert state.apply("LA:root").allowed() == AmrAllowed(close=True, reduce=True)
+
+
+VOCABULARY = CANDIDATES + ("PRED:want-01", "PRED:boy", "PRED:", "ENTITY:city", "DEPENDENT:polarity:-", "DEPENDENT:mod",
+                           "DEPENDENT::y", "LA:ARG1", "RA:ARG0", "RA:root", "LA:", "FOO", "SHIFT:x")
+
+
+def union_find_components(state) -> list[int]:
+    """Connected components from the edges alone, as a reference for the state's incremental ones."""
+    parent = list(range(len(state.labels)))
+
+    def find(x):
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    for source, _, target in state.edges:
+        parent[find(source)] = find(target)
+    return [find(x) for x in range(len(parent))]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_symbol_ids_and_components_agree_with_their_definitions(data):
+    """symbol_ids (the model's fast mask) gives exactly the symbols ``in`` allows; components follow the edges."""
+    from toolkit.grammars import SymbolTable
+
+    system = AmrTransitionSystem()
+    system.fit([REENTRANCY, ENTITY, NEGATION])  # restricts PRED labels by lemma: preds is a set, not None
+    table = SymbolTable(VOCABULARY)
+    state = system.initial_state(data.draw(st.sampled_from([REENTRANCY, ENTITY, IMPERATIVE])))
+    for _ in range(40):
+        allowed = state.allowed()
+        assert sorted(allowed.symbol_ids(table)) == [i for i, symbol in enumerate(VOCABULARY) if symbol in allowed]
+        same = union_find_components(state)
+        assert [[a == b for b in state.components()] for a in state.components()] == [[a == b for b in same] for a in same]
+        choices = [symbol for symbol in VOCABULARY if symbol in allowed]
+        if state.is_final() or not choices:
+            break
+        state = state.apply(data.draw(st.sampled_from(choices)))

@@ -36,6 +36,27 @@ class AllExcept:
 Allowed = Collection[str] | AllExcept | None  # None: any symbol
 
 
+class SymbolTable:
+    """A decoder's output vocabulary as grammars look it up: each symbol's id, and the ids of labelled symbols by kind.
+
+    ``labelled("PRED")`` maps every ``PRED:<label>`` symbol's label to its id. An ``allowed()`` answer
+    whose values vary too much for the model to memoise its mask (AMR's allowed concepts differ
+    from word to word) may offer ``symbol_ids(table)``: the allowed symbols' ids, gathered group
+    by group instead of testing every vocabulary symbol with ``in``.
+    """
+
+    def __init__(self, symbols: Sequence[str]):
+        self.ids = {symbol: i for i, symbol in enumerate(symbols)}
+        self.kinds: dict[str, dict[str, int]] = {}
+        for symbol, i in self.ids.items():
+            kind, colon, label = symbol.partition(":")
+            if colon and label:
+                self.kinds.setdefault(kind, {})[label] = i
+
+    def labelled(self, kind: str) -> Mapping[str, int]:
+        return self.kinds.get(kind, {})
+
+
 class State(ABC):
     """A partial output: the symbols decoded so far, seen through the grammar."""
 

@@ -18,7 +18,7 @@ from toolkit.data.example import Example
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
 from toolkit.decoding import GreedySearch, Search
 from toolkit.errors import ConfigurationError
-from toolkit.grammars.grammar import Allowed, Grammar, State
+from toolkit.grammars.grammar import Allowed, Grammar, State, SymbolTable
 from toolkit.models.model import Model
 from toolkit.modules.decoders import Decoder, DecoderCache
 from toolkit.modules.encoders import Seq2SeqEncoder
@@ -117,7 +117,8 @@ class EncoderDecoder(Model):
             self.output_projection.weight = self.target_embedding.weight
 
         self.target_tokens = vocab.tokens(TARGET)
-        self.target_ids = {symbol: i for i, symbol in enumerate(self.target_tokens)}
+        self.symbol_table = SymbolTable(self.target_tokens)
+        self.target_ids = self.symbol_table.ids
         # Padding, unknown and start are never predicted. The mask is built on the CPU, row by row,
         # and moved to the model's device once per step.
         self.default_allowed = torch.ones(len(self.target_tokens), dtype=torch.bool)
@@ -227,8 +228,9 @@ class EncoderDecoder(Model):
     def allowed_row(self, allowed: Allowed) -> torch.Tensor:
         """The vocabulary mask of one ``State.allowed()`` answer, memoised when the answer is hashable.
 
-        A collection is looked up symbol by symbol; anything else (``AllExcept``, a tree codec's
-        arity bound, ...) is asked ``symbol in allowed`` once per vocabulary symbol. Grammars
+        A collection is looked up symbol by symbol, an answer with ``symbol_ids`` gives its ids
+        (see :class:`~toolkit.grammars.grammar.SymbolTable`); anything else (``AllExcept``, a tree
+        codec's arity bound, ...) is asked ``symbol in allowed`` once per vocabulary symbol. Grammars
         repeat a few answers over and over, so the memo makes most steps a dictionary lookup.
         """
         if allowed is None:
@@ -241,6 +243,10 @@ class EncoderDecoder(Model):
             return self.collection_row(allowed)
         if isinstance(allowed, Collection):
             row = self.collection_row(allowed)
+        elif hasattr(allowed, "symbol_ids"):
+            row = torch.zeros_like(self.default_allowed)
+            row[list(allowed.symbol_ids(self.symbol_table))] = True
+            row &= self.default_allowed
         else:
             row = self.default_allowed & torch.tensor([symbol in allowed for symbol in self.target_tokens])
         if len(self.row_cache) >= 4096:

@@ -28,11 +28,12 @@ States are values (a frozen dataclass of tuples), and :class:`AmrAllowed`, the a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from toolkit.grammars.grammar import State
+from toolkit.grammars.grammar import State, SymbolTable
 from transition_systems.amr.graph import encode
 
 if TYPE_CHECKING:
@@ -94,6 +95,24 @@ class AmrAllowed:
         return False
 
 
+    def symbol_ids(self, table: SymbolTable) -> Iterator[int]:
+        """The ids of the symbols in ``self``, kind by kind: what the model's vocabulary mask needs."""
+        ids = table.ids
+        flags = ((self.create, COPY_LEMMA), (self.create, COPY_SENSE01), (self.shift, SHIFT), (self.reduce, REDUCE),
+                 (self.merge, MERGE), (self.swap, SWAP), (self.close, CLOSE), (self.root, f"{LA}:{ROOT}"))
+        yield from (ids[symbol] for flag, symbol in flags if flag and symbol in ids)
+        if self.create:
+            preds = table.labelled(PRED)
+            yield from preds.values() if self.preds is None else (preds[label] for label in self.preds if label in preds)
+            yield from table.labelled(ENTITY).values()
+        if self.dependent:
+            yield from (i for label, i in table.labelled(DEPENDENT).items() if all(label.partition(":")[::2]))
+        if self.arcs:
+            for kind, open_ in ((LA, self.left), (RA, self.right)):
+                if open_:
+                    yield from (i for label, i in table.labelled(kind).items() if label != ROOT and f"{kind}:{label}" not in self.excluded)
+
+
 @dataclass(frozen=True)
 class Sentence:
     """The tokens and lemmas one parse reads (shared by all its states)."""
@@ -119,6 +138,7 @@ class AmrState(State):
     labels: tuple[str, ...] = ()
     anchors: tuple[int, ...] = ()  # each node's token
     edges: tuple[tuple[int, str, int], ...] = ()
+    component: tuple[int, ...] = ()  # each node's connected component (a node of it), kept up to date by apply
     top: int = -1
     swaps: int = 0  # SWAPs in a row
     steps: int = 0  # actions so far, against the grammar's action budget
@@ -127,6 +147,11 @@ class AmrState(State):
     # ------------------------------------------------------------ State interface
 
     def allowed(self) -> AmrAllowed:
+        return self._allowed
+
+    @cached_property
+    def _allowed(self) -> AmrAllowed:
+        """Computed once per state: the search masks with it and ``apply`` checks against it."""
         if self.closed:
             return AmrAllowed()
         system, n = self.system, len(self.sentence.tokens)
@@ -187,12 +212,14 @@ class AmrState(State):
         if kind in (LA, RA):
             s0, s1 = self.stack[-1], self.stack[-2]
             edge = (s0, label, s1) if kind == LA else (s1, label, s0)
-            return replace(edges=self.edges + (edge,), swaps=0)
+            kept, joined = self.component[s0], self.component[s1]
+            component = self.component if kept == joined else tuple(kept if c == joined else c for c in self.component)
+            return replace(edges=self.edges + (edge,), component=component, swaps=0)
         if kind == DEPENDENT:
             edge, _, value = label.partition(":")
-            node = len(self.labels)
-            return replace(labels=self.labels + (value,), anchors=self.anchors + (self.anchors[self.stack[-1]],),
-                           edges=self.edges + ((self.stack[-1], edge, node),), swaps=0)
+            node, s0 = len(self.labels), self.stack[-1]
+            return replace(labels=self.labels + (value,), anchors=self.anchors + (self.anchors[s0],),
+                           edges=self.edges + ((s0, edge, node),), component=self.component + (self.component[s0],), swaps=0)
         key = self.sentence.key(self.cursor, self.span_end)
         if kind == COPY_LEMMA:
             return self._create(key)
@@ -207,7 +234,7 @@ class AmrState(State):
         labels = ("name",) + tuple('"' + word.replace('"', "'") + '"' for word in words)
         edges = ((node - 1, "name", node),) + tuple((node, f"op{i}", node + i) for i in range(1, len(words) + 1))
         return state._replace(labels=state.labels + labels, anchors=state.anchors + (self.cursor,) * len(labels), edges=state.edges + edges,
-                              steps=state.steps)
+                              component=state.component + (node - 1,) * len(labels), steps=state.steps)
 
     def is_final(self) -> bool:
         return self.closed
@@ -244,25 +271,14 @@ class AmrState(State):
     def _create(self, label: str) -> AmrState:
         node = len(self.labels)
         return self._replace(labels=self.labels + (label,), anchors=self.anchors + (self.cursor,), stack=self.stack + (node,),
-                             here=self.here + 1, swaps=0)
+                             component=self.component + (node,), here=self.here + 1, swaps=0)
 
-    def components(self) -> list[int]:
+    def components(self) -> tuple[int, ...]:
         """A representative per node: nodes linked by edges (either direction) share one."""
-        parent = list(range(len(self.labels)))
-
-        def find(x: int) -> int:
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
-        for source, _, target in self.edges:
-            parent[find(source)] = find(target)
-        return [find(x) for x in range(len(parent))]
+        return self.component
 
     def _shares_component(self, node: int) -> bool:
-        component = self.components()
-        return any(component[other] == component[node] for other in self.stack[:-1])
+        return any(self.component[other] == self.component[node] for other in self.stack[:-1])
 
     def _connected(self) -> bool:
-        return len(set(self.components())) == 1
+        return len(set(self.component)) == 1

@@ -55,21 +55,28 @@ class SelfAttentionCache:
         self.length += steps
 
     def reorder(self, index: torch.Tensor) -> "SelfAttentionCache":
-        """Keep the rows at *index*, copied into the spare buffer, which then becomes the buffer.
+        """Keep the rows at *index*, in that order.
 
-        Rows only ever stay or shrink in number (beams reorder, finished sentences leave), so the
-        spare's first rows always suffice and no step allocates.
+        When at most half the rows change (a beam whose hypotheses mostly extend themselves) only
+        those are copied, in place. Otherwise all are copied into the spare buffer, which then
+        becomes the buffer; rows only ever stay or shrink in number (beams reorder, finished
+        sentences leave), so the spare's first rows suffice and no step allocates.
         """
         if self.buffer is None:
             return self
         if self.buffer.requires_grad:  # decoding under autograd (out= is not differentiable): out of place
             self.buffer, self.spare = self.buffer.index_select(0, index), None
             return self
-        rows = len(index)
+        rows, filled = len(index), self.buffer[..., : self.length, :]
+        if rows == self.buffer.size(0):  # a beam step: most hypotheses usually keep their row
+            moved = (index != torch.arange(rows, device=index.device)).nonzero().flatten()
+            if 2 * len(moved) <= rows:  # copy just the rows that change (out of place first: sources may be overwritten)
+                filled.index_copy_(0, moved, filled.index_select(0, index[moved]))
+                return self
         if self.spare is None or self.spare.size(0) < rows:
             self.spare = self.buffer.new_empty(rows, *self.buffer.shape[1:])
         target = self.spare[:rows]
-        torch.index_select(self.buffer[..., : self.length, :], 0, index, out=target[..., : self.length, :])
+        torch.index_select(filled, 0, index, out=target[..., : self.length, :])
         self.buffer, self.spare = target, self.buffer
         return self
 
