@@ -57,7 +57,7 @@ class Configuration(State):
 
         A Stack-Transformer decoder masks one attention head to ``stack`` and one to ``buffer``.
         """
-        return {"stack": tuple(node - 1 for node in reversed(self.stack) if node), "buffer": tuple(node - 1 for node in self.buffer)}
+        return {"stack": tuple([node - 1 for node in reversed(self.stack) if node]), "buffer": tuple([node - 1 for node in self.buffer])}
 
     def apply(self, symbol: str) -> Configuration:
         """The configuration after *symbol*; ``ValueError`` if it is not an action allowed here."""

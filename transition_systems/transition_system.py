@@ -21,7 +21,7 @@ from typing import Any, Literal, NoReturn
 from toolkit.data.dataset_readers.conllu import DependencyTree
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
-from toolkit.grammars.grammar import Grammar
+from toolkit.grammars.grammar import Derivation, Grammar
 from toolkit.metrics.attachment import AttachmentScores
 from toolkit.metrics.metric import Metric
 from transition_systems.actions import SHIFT, ValidActions, labeled_shift
@@ -137,9 +137,24 @@ class TransitionSystem(Grammar):
 
     def oracle(self, example: Example) -> list[str]:
         """The static oracle's actions for *example*'s tree (after :meth:`oracle_tree`)."""
+        return self.walk(example)[0]
+
+    def derive(self, example: Example) -> Derivation:
+        """The oracle's actions and the features before each, from the oracle's own walk.
+
+        The walk applies every action through the state machine (``Configuration.apply`` refuses
+        an action the configuration does not allow) and ends in a final configuration, so it
+        proves what :meth:`Grammar.derive`'s second replay would, at half the cost.
+        """
+        actions, configurations = self.walk(example)
+        return Derivation(actions, [config.features() for config in configurations])
+
+    def walk(self, example: Example) -> tuple[list[str], list[Configuration]]:
+        """The oracle's actions, and the configuration each is taken in."""
         gold = self.gold_tree(*self.oracle_tree(example))
         config = self.initial_state(example)
         actions: list[str] = []
+        configurations: list[Configuration] = []
         limit = 2 * len(example.tokens) + len(example.tokens) ** 2  # arc-swap's bound; the others need 2n
         while not config.is_final():
             action = self.gold_action(config, gold)
@@ -147,12 +162,13 @@ class TransitionSystem(Grammar):
                 action = config.shift_symbols[config.buffer[0]]
             if action is None or len(actions) > limit:
                 self._refuse(example, f"the {self.name} oracle is stuck with stack {config.stack} and buffer {config.buffer[:5]}")
+            configurations.append(config)
             try:
                 config = config.apply(action)
             except ValueError as error:  # a gold arc the system forbids (e.g. a relation reserved for the root)
                 self._refuse(example, f"the {self.name} oracle's {error}")
             actions.append(action)
-        return actions
+        return actions, configurations
 
     def oracle_tree(self, example: Example) -> tuple[tuple[int, ...], tuple[str, ...]]:
         """The heads and relations the oracle derives: the target's, once checked."""
