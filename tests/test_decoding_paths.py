@@ -1,0 +1,140 @@
+"""Every grammar on a small random model: the fast decoding paths give what the plain ones give.
+
+The plain paths, written here as they were before decoding was made fast: a beam search that
+keeps every sentence in the batch until all are done, and a greedy search that never drops a
+finished row. The fast ones drop finished sentences, keep the self-attention cache preallocated
+(copying only the rows a beam step moves), and build AMR masks from symbol ids.
+"""
+
+import pytest
+import torch
+
+from tests.conftest import data_root
+from toolkit.data.dataset_readers import DatasetReader
+from toolkit.decoding import BeamSearch, GreedySearch
+from toolkit.grammars import Grammar
+from toolkit.models import Model
+from toolkit.plugins import import_builtin_components
+from toolkit.training.train import build_vocabulary
+
+import_builtin_components()
+
+
+class PlainBeam(BeamSearch):
+    """The beam search without dropping finished sentences: they extend by padding, at no cost, until all are done."""
+
+    def search(self, model, batch, states):
+        batch_size, beam = len(states), self.beam_size
+        rows = torch.arange(batch_size).repeat_interleave(beam)
+        context = model.start_decoding(batch, self.use_cache).reorder(rows)
+        hypotheses = [state for state in states for _ in range(beam)]
+        scores = torch.full((batch_size, beam), float("-inf"))
+        scores[:, 0] = 0.0
+        lengths = torch.zeros(batch_size * beam)
+        prefix = torch.full((batch_size * beam, 1), model.bos_index, dtype=torch.long)
+        for _ in range(self.max_steps):
+            final = torch.tensor([h.is_final() for h in hypotheses])
+            done = final.view(batch_size, beam).gather(1, scores.argmax(dim=1, keepdim=True))
+            scores = scores.masked_fill(done & ~final.view(batch_size, beam), float("-inf"))
+            if all(f or not a for f, a in zip(final.tolist(), torch.isfinite(scores.view(-1)).tolist())):
+                break
+            log_probs, context = model.decode_step(prefix, context, hypotheses)
+            log_probs = log_probs.float().masked_fill(~model.allowed_mask(hypotheses), float("-inf"))
+            log_probs[final] = float("-inf")
+            log_probs[final, model.pad_index] = 0.0
+            vocab_size = log_probs.size(-1)
+            scores, chosen = (scores.view(-1, 1) + log_probs).view(batch_size, beam * vocab_size).topk(beam, dim=-1)
+            source = (torch.arange(batch_size)[:, None] * beam + chosen // vocab_size).view(-1)
+            symbols = model.symbols((chosen % vocab_size).view(-1).tolist())
+            finite, was_final = torch.isfinite(scores.view(-1)).tolist(), final[source].tolist()
+            hypotheses = [hypotheses[s] if was_final[i] or not finite[i] else hypotheses[s].apply(symbols[i]) for i, s in enumerate(source.tolist())]
+            lengths = lengths[source] + (~final[source]).float()
+            prefix = torch.cat([prefix[source], (chosen % vocab_size).view(-1, 1)], dim=1)
+            context = context.reorder(source, same_sources=True)
+        final = torch.tensor([h.is_final() for h in hypotheses]).view(batch_size, beam)
+        ranked = (scores / ((5.0 + lengths.view(batch_size, beam)) / 6.0) ** self.length_penalty).masked_fill(~final, float("-inf"))
+        best = torch.where(final.any(dim=1, keepdim=True), ranked, scores).argmax(dim=-1)
+        return [hypotheses[b * beam + k] for b, k in enumerate(best.tolist())]
+
+
+class PlainGreedy(GreedySearch):
+    """Greedy search over every row at every step; a finished state only takes padding."""
+
+    def search(self, model, batch, states):
+        states = list(states)
+        context = model.start_decoding(batch, self.use_cache)
+        prefix = torch.full((len(states), 1), model.bos_index, dtype=torch.long)
+        for _ in range(self.max_steps):
+            if all(state.is_final() for state in states):
+                break
+            log_probs, context = model.decode_step(prefix, context, states)
+            best = log_probs.masked_fill(~model.allowed_mask(states), float("-inf")).argmax(dim=-1)
+            states = [state if state.is_final() else state.apply(symbol) for state, symbol in zip(states, model.symbols(best.tolist()))]
+            prefix = torch.cat([prefix, best[:, None]], dim=1)
+        return states
+
+
+SMALL = {"input_dim": 16, "num_layers": 2, "num_heads": 2, "ff_dim": 32, "dropout": 0.0}
+GEO = ("geo", "train.txt", {"type": "tsv"})
+EWT = ("ud-english-ewt", "en_ewt-ud-dev.conllu", {"type": "conllu"})
+AMR = ("amr-little-prince", "amr-bank-struct-v3.0-dev.txt", {"type": "penman"})
+TREE = {"type": "transformer", "positional_encoding": "tree", "tree_degree": 2}
+# grammar, data, decoder, whether the decoder also decodes without the cache
+CASES = {
+    "sequence": ({"type": "sequence"}, GEO, {"type": "transformer"}, True),
+    "bracketed": ({"type": "bracketed"}, GEO, {"type": "transformer"}, True),
+    "lcrs_dfs": ({"type": "lcrs_dfs", "max_nodes": 40}, GEO, TREE, False),
+    "lcrs_bfs": ({"type": "lcrs_bfs", "max_nodes": 40}, GEO, TREE, False),
+    "nary_dfs": ({"type": "nary_dfs", "max_nodes": 40, "max_degree": 4}, GEO, {**TREE, "tree_degree": 4}, False),
+    "arc_standard": ({"type": "arc_standard"}, EWT, {"type": "stack_transformer"}, False),
+    "arc_hybrid": ({"type": "arc_hybrid"}, EWT, {"type": "stack_transformer"}, False),
+    "arc_swap": ({"type": "arc_swap"}, EWT, {"type": "stack_transformer"}, False),
+    "amr": ({"type": "amr", "max_actions_per_token": 3.0}, AMR, {"type": "stack_transformer"}, False),
+}
+
+
+def tiny_model(name: str, seed: int = 0):
+    """A random 2+2-layer, width-16 parser for grammar *name*, its vocabulary from a few real examples."""
+    grammar_params, (folder, file, reader), decoder, _ = CASES[name]
+    path = data_root() / folder / file
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    examples = [e for e in DatasetReader.from_params({**reader, "max_examples": 12}).read(path) if len(e.tokens) <= 14][:6]
+    grammar = Grammar.from_params(dict(grammar_params))
+    grammar.fit(examples)
+    examples = [e for e in examples if not grammar.skips(e)]
+    torch.manual_seed(seed)
+    model = Model.from_params(
+        {"type": "encoder_decoder", "encoder": {"type": "transformer", **SMALL}, "decoder": {**SMALL, **decoder}, "label_smoothing": 0.0},
+        vocab=build_vocabulary(examples, grammar),
+        grammar=grammar,
+    )
+    return model.eval(), examples
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_fast_and_plain_searches_agree_on_every_grammar(name):
+    model, examples = tiny_model(name)
+    for fast, plain in ((BeamSearch(beam_size=4, max_steps=80), PlainBeam(beam_size=4, max_steps=80)),
+                        (GreedySearch(max_steps=80), PlainGreedy(max_steps=80))):
+        assert model.predict(examples, fast) == model.predict(examples, plain)
+        if CASES[name][3]:
+            fast.use_cache = False
+            assert model.predict(examples, fast) == model.predict(examples, plain)
+
+
+def test_the_cache_copies_only_moved_rows_and_keeps_the_others():
+    """A reorder that moves few rows writes in place; one that moves most swaps buffers; both give index_select's rows."""
+    from toolkit.modules.decoders.decoder import SelfAttentionCache
+
+    cache = SelfAttentionCache(layers=2, capacity=2)
+    for step in range(3):  # grows past its capacity
+        for layer in range(2):
+            keys = torch.randn(5, 2, 1, 4)
+            cache.extend(layer, keys, keys + 1)
+        cache.advance(1)
+    assert cache.capacity == 4 and cache.length == 3
+    for index in ([0, 1, 1, 3, 4], [4, 3, 2, 0, 0], [2, 2]):  # one moved row, most rows, fewer rows
+        before = cache.buffer[..., :3, :].clone()
+        cache.reorder(torch.tensor(index))
+        torch.testing.assert_close(cache.buffer[..., :3, :], before[index], rtol=0, atol=0)
