@@ -27,6 +27,28 @@ def test_the_key_follows_what_shapes_indexing_and_nothing_else(tmp_path):
     assert cache_key(config, data) != key
 
 
+def test_the_key_follows_a_pretrained_tokenizers_files(tmp_path):
+    """The subword ids of a pretrained transformer come from its tokenizer files, which the config only names."""
+    import pytest
+
+    pytest.importorskip("transformers")
+    from tests.conftest import save_tiny_bert
+    from toolkit.modules.token_embedders import TokenEmbedder
+
+    directory = save_tiny_bert(tmp_path / "bert")
+    data = tmp_path / "train.tsv"
+    data.write_text("a\tb\n")
+    source = lambda: TokenEmbedder.from_params({"type": "pretrained_transformer", "model_name": str(directory)}).inputs_source()  # noqa: E731
+    before = source()
+    assert before["tokenizer_sha256"] and cache_key({}, data, inputs=[before]) != cache_key({}, data)
+    vocabulary = directory / "vocab.txt"
+    vocabulary.write_text(vocabulary.read_text().replace("dog", "cat"))
+    tokenizer = directory / "tokenizer.json"
+    if tokenizer.exists():
+        tokenizer.write_text(tokenizer.read_text().replace('"dog"', '"cat"'))
+    assert cache_key({}, data, inputs=[source()]) != cache_key({}, data, inputs=[before])
+
+
 def test_cached_computes_once_and_recomputes_a_corrupt_entry(tmp_path, caplog):
     calls = []
 

@@ -8,6 +8,7 @@ data and the parts of the config that shape it, so it is cached under a key made
 - the content of the training file (and of the indexed file, when that is another one);
 - the config without ``trainer``, ``metrics`` and the data paths (so moving a file or changing
   the learning rate keeps the entry, and changing the grammar, vocabulary or model does not);
+- what shapes the token embedders' inputs besides the config (a pretrained tokenizer's files);
 - the toolkit's version.
 
 The cache is opt-in (``"cache_directory": "..."`` at the config's top level, or
@@ -47,8 +48,9 @@ def fingerprint(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def cache_key(config: Mapping[str, Any], *data_paths: str | Path) -> str:
-    """The entry's name: a hash of the data files' contents, the config that shapes indexing, and the version."""
+def cache_key(config: Mapping[str, Any], *data_paths: str | Path, inputs: Sequence[Any] = ()) -> str:
+    """The entry's name: a hash of the data files' contents, the config that shapes indexing, *inputs*
+    (the token embedders' ``inputs_source()``) and the version."""
     try:
         toolkit_version = version("parsing-toolkit")
     except PackageNotFoundError:
@@ -56,7 +58,9 @@ def cache_key(config: Mapping[str, Any], *data_paths: str | Path) -> str:
     shaping = {key: value for key, value in config.items() if key not in NOT_IN_KEY}
     # the lemmatizer shapes AMR oracles: spaCy's lemmas and simplemma's must not share an entry
     text = json.dumps(
-        {"config": shaping, "data": [fingerprint(path) for path in data_paths], "version": toolkit_version, "lemmas": lemmatizer_name()}, sort_keys=True
+        {"config": shaping, "data": [fingerprint(path) for path in data_paths], "version": toolkit_version, "lemmas": lemmatizer_name(),
+         **({"inputs": list(inputs)} if inputs else {})},
+        sort_keys=True,
     )
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 

@@ -39,6 +39,7 @@ from toolkit.from_params import construct
 from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
+from toolkit.modules.token_embedders import TokenEmbedder
 from toolkit.params import Params
 from toolkit.plugins import write_plugins
 from toolkit.registrable import record_built
@@ -262,7 +263,8 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
     logger.info("model: %d trained parameters%s", trained, f" (and {frozen} frozen)" if frozen else "")
 
     start = time.perf_counter()
-    key = cache_key(config, train_path) if cache_directory else ""
+    inputs = [module.inputs_source() for module in model.modules() if isinstance(module, TokenEmbedder)]
+    key = cache_key(config, train_path, inputs=inputs) if cache_directory else ""
     train_data = cached(cache_directory, key, lambda: [model.index(example) for example in train_examples], write=distributed.is_main)
     weights, history = trainer.train(
         model, train_data, validation_examples, metrics, directory, seed=seed, recover=recover,

@@ -314,6 +314,14 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         files = sorted({path for pattern in WEIGHT_PATTERNS for path in directory.glob(pattern) if path.is_file()})
         return {"model_name": self.model_name, "sha256": {path.name: sha256(path) for path in files}}
 
+    def inputs_source(self) -> dict[str, Any]:
+        """A local directory's tokenizer files' SHA-256 (the subword ids come from them); a hub name alone."""
+        if not self.local:
+            return {"model_name": self.model_name}
+        directory = Path(self.model_name).expanduser()
+        files = sorted({path for pattern in TOKENIZER_PATTERNS for path in directory.glob(pattern) if path.is_file()})
+        return {"model_name": self.model_name, "tokenizer_sha256": {path.name: sha256(path) for path in files}}
+
     def archive_copy(self, directory: Path) -> bool:
         """With ``archive: "copy"``, the transformer's config and tokenizer (its weights are in the model's)."""
         if self.archive != "copy":

@@ -47,6 +47,11 @@ class TokenEmbedder(nn.Module, Registrable):
     def get_output_dim(self) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def inputs_source(self) -> dict[str, Any]:
+        """What shapes :meth:`example_inputs` besides the config (a tokenizer's files): part of the
+        key of the preprocessing cache (``toolkit/data/cache.py``), so a changed tokenizer is re-read."""
+        return {}
+
     # ---------------------------------------------------------------- archives
 
     def pretrained_source(self) -> dict[str, Any] | None:
