@@ -29,7 +29,7 @@ class SelfAttentionCache:
     The cache belongs to one search: steps and reorders update it in place.
     """
 
-    def __init__(self, layers: int, capacity: int = 64):
+    def __init__(self, layers: int, capacity: int = 4):
         self.layers, self.capacity, self.length = layers, capacity, 0
         self.buffer: torch.Tensor | None = None  # allocated at the first write, with the keys' dtype and device
         self.spare: torch.Tensor | None = None  # the reorder target, swapped with the buffer
