@@ -73,7 +73,7 @@ def main() -> None:
     from toolkit.training.evaluation import predict
 
     outputs = []
-    print(f"| config | search | sentences | sentences/s | words/s |\n|---|---|---|---|---|")
+    print("| config | search | sentences | sentences/s | words/s |\n|---|---|---|---|---|")
     for config in args.configs:
         names, count = RUNS[config]
         model, examples = build(config)
