@@ -308,19 +308,19 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
 
     def pretrained_source(self) -> dict[str, Any]:
         """The hub name, or a local directory and its weight files' SHA-256 (a hub model's files are the hub's to keep)."""
-        if not self.local:
-            return {"model_name": self.model_name}
-        directory = Path(self.model_name).expanduser()
-        files = sorted({path for pattern in WEIGHT_PATTERNS for path in directory.glob(pattern) if path.is_file()})
-        return {"model_name": self.model_name, "sha256": {path.name: sha256(path) for path in files}}
+        return self.source("sha256", WEIGHT_PATTERNS)
 
     def inputs_source(self) -> dict[str, Any]:
         """A local directory's tokenizer files' SHA-256 (the subword ids come from them); a hub name alone."""
+        return self.source("tokenizer_sha256", TOKENIZER_PATTERNS)
+
+    def source(self, key: str, patterns: tuple[str, ...]) -> dict[str, Any]:
+        """The model name, and for a local directory the SHA-256 of its files matching *patterns* under *key*."""
         if not self.local:
             return {"model_name": self.model_name}
         directory = Path(self.model_name).expanduser()
-        files = sorted({path for pattern in TOKENIZER_PATTERNS for path in directory.glob(pattern) if path.is_file()})
-        return {"model_name": self.model_name, "tokenizer_sha256": {path.name: sha256(path) for path in files}}
+        files = sorted({path for pattern in patterns for path in directory.glob(pattern) if path.is_file()})
+        return {"model_name": self.model_name, key: {path.name: sha256(path) for path in files}}
 
     def archive_copy(self, directory: Path) -> bool:
         """With ``archive: "copy"``, the transformer's config and tokenizer (its weights are in the model's)."""
