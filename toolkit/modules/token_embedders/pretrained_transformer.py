@@ -202,11 +202,8 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
             computed = self.word_layers(piece_ids[index, :width], piece_counts[index, :length])
             for i, row in enumerate(missing):
                 self.cache[keys[row]] = computed[i, : num_words[row]].clone()  # not a view: the batch it came from may go
-        rows = [self.cache[key] for key in keys]
-        layers = rows[0].new_zeros(len(rows), piece_counts.size(1), *rows[0].shape[1:])
-        for row, vectors in enumerate(rows):
-            layers[row, : len(vectors)] = vectors
-        return layers
+        layers = nn.utils.rnn.pad_sequence([self.cache[key] for key in keys], batch_first=True)  # (B, longest, K, H)
+        return nn.functional.pad(layers, (0, 0, 0, 0, 0, piece_counts.size(1) - layers.size(1)))  # to the batch's S
 
     def word_layers(self, piece_ids: torch.Tensor, piece_counts: torch.Tensor) -> torch.Tensor:
         """(B, S, K, H): each of the K chosen layers pooled into one vector per word."""
