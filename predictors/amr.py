@@ -29,6 +29,7 @@ from toolkit.data.example import Example
 from toolkit.data.tokenization import lemmatize, tokenize
 from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError, DataError
+from toolkit.files import check_line
 from toolkit.training.evaluation import predict
 from transition_systems.amr.graph import PLACEHOLDER
 from transition_systems.amr.system import AmrTransitionSystem
@@ -84,6 +85,7 @@ class AmrPredictor(Predictor):
         text = line.strip()
         item = AmrInput(number, text)
         try:
+            check_line(line)
             if text.startswith("{"):
                 try:
                     obj = json.loads(text)

@@ -32,6 +32,7 @@ from toolkit.data.example import Example
 from toolkit.data.tokenization import spacy_installed, spacy_tokens, treebank_tokens
 from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError, DataError
+from toolkit.files import OverlongLine, check_line
 from toolkit.training.evaluation import predict
 from transition_systems.configuration import NO_LABEL
 from transition_systems.transition_system import TransitionSystem
@@ -40,6 +41,14 @@ logger = logging.getLogger(__name__)
 
 CONLLU_ROW = re.compile(r"^\d+(?:-\d+|\.\d+)?\t")
 COLUMNS = 10
+HEAD_LINES = 10_000  # lines read, at most, to tell CoNLL-U input from plain text
+
+
+def without_ending(line: str) -> str:
+    """*line* without its ``\\n`` or ``\\r\\n`` (an :class:`OverlongLine` has none, and stays what it is)."""
+    return line if isinstance(line, OverlongLine) else line.rstrip("\r\n")
+
+
 Tokenizer = Callable[[str], list[tuple[str, bool]]]  # text -> (token, followed by a space?)
 
 
@@ -103,13 +112,17 @@ class DependencyPredictor(Predictor):
     # ------------------------------------------------------------ reading
 
     def sentences(self, lines: Iterable[str], source: str) -> Iterator[Sentence]:
-        """The input sentences in order, each carrying its error if it cannot be parsed."""
-        numbered = ((number, line.rstrip("\r\n")) for number, line in enumerate(lines, start=1))
+        """The input sentences in order, each carrying its error if it cannot be parsed.
+
+        The format is told from the first line that is neither blank nor a comment, looked for in at
+        most ``HEAD_LINES`` lines, so that memory stays bounded on any input.
+        """
+        numbered = ((number, without_ending(line)) for number, line in enumerate(lines, start=1))
         head: list[tuple[int, str]] = []
         conllu = False
         for number, line in numbered:
             head.append((number, line))
-            if line.strip() and not line.startswith("#"):
+            if (line.strip() and not line.startswith("#")) or len(head) == HEAD_LINES:
                 conllu = bool(CONLLU_ROW.match(line))
                 break
         rest = chain(head, numbered)
@@ -118,6 +131,11 @@ class DependencyPredictor(Predictor):
     def text_sentences(self, lines: Iterable[tuple[int, str]], source: str) -> Iterator[Sentence]:
         for number, line in lines:
             sentence = Sentence(f"{source}:{number}", comments=[f"# sent_id = {number}"])
+            try:
+                check_line(line)
+            except DataError as error:
+                yield self.fail(sentence, f"{sentence.where}: {error}")
+                continue
             if line.strip():
                 sentence.comments.append(f"# text = {line.strip()}")
             tokens = self.tokenize(line)
@@ -127,17 +145,32 @@ class DependencyPredictor(Predictor):
             yield self.check(sentence)
 
     def conllu_sentences(self, lines: Iterable[tuple[int, str]], source: str) -> Iterator[Sentence]:
+        """One sentence per block of lines between blank lines; a block is held up to a bounded length."""
+        most = self.max_words + HEAD_LINES  # words, plus room for comments and multiword rows
         block: list[tuple[int, str]] = []
+        dropped = 0
         for number, line in chain(lines, [(0, "")]):
             if line.strip():
-                block.append((number, line))
+                if len(block) < most:
+                    block.append((number, line))
+                else:
+                    dropped += 1
             elif block:
-                yield self.check(self.conllu_sentence(block, source))
-                block = []
+                if dropped:
+                    where = f"{source}:{block[0][0]}"
+                    sentence = self.fail(Sentence(where), f"{where}: a sentence of {len(block) + dropped:,} lines is longer than this model can parse ({self.max_words} words)")
+                else:
+                    sentence = self.check(self.conllu_sentence(block, source))
+                yield sentence
+                block, dropped = [], 0
 
     def conllu_sentence(self, block: list[tuple[int, str]], source: str) -> Sentence:
         sentence = Sentence(f"{source}:{block[0][0]}")
         for number, line in block:
+            try:
+                check_line(line)
+            except DataError as error:
+                return self.fail(sentence, f"{source}:{number}: {error}")
             if line.startswith("#"):
                 sentence.comments.append(line)
                 continue

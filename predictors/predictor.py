@@ -13,6 +13,7 @@ from toolkit.archive import Archive
 from toolkit.data.example import Example
 from toolkit.decoding import Search
 from toolkit.errors import DataError
+from toolkit.files import check_line
 from toolkit.registrable import Registrable
 from toolkit.training.evaluation import predict
 
@@ -30,6 +31,7 @@ class Predictor(Registrable):
         An input longer than the encoder has positions for is a ``DataError`` for that line alone,
         rather than an exception that would lose the whole batch.
         """
+        check_line(line)
         line = line.strip()
         if not line:
             raise DataError("empty input line")

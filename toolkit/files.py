@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from toolkit.errors import ToolkitError
+from toolkit.errors import DataError, ToolkitError
 
 try:
     import fcntl
@@ -29,14 +29,50 @@ def reason(error: OSError) -> str:
     return (error.strerror or type(error).__name__).lower()
 
 
+MAX_LINE_CHARS = 1 << 20
+"""The longest line read whole; a longer one is kept as its first this-many characters (an :class:`OverlongLine`)."""
+
+
+class OverlongLine(str):
+    """The start of a line too long to read whole; ``length`` is how many characters the whole line had.
+
+    Memory stays bounded on any input, even one without a newline, and the line keeps its place:
+    predictors answer it with an error record (see :func:`check_line`) instead of parsing a prefix.
+    """
+
+    length: int
+
+    def __new__(cls, start: str, length: int) -> OverlongLine:
+        line = super().__new__(cls, start)
+        line.length = length
+        return line
+
+
+def check_line(line: str) -> None:
+    """Raise a :class:`DataError` for a line that was too long to read whole."""
+    if isinstance(line, OverlongLine):
+        raise DataError(f"a line of {line.length:,} characters is longer than predict reads ({MAX_LINE_CHARS:,} at most)")
+
+
 class InputLines:
-    """The lines of a text stream without their endings (``\\n`` or ``\\r\\n``); ``name`` says where they come from."""
+    """The lines of a text stream without their endings (``\\n`` or ``\\r\\n``); ``name`` says where they come from.
+
+    Lines are read one at a time, and none whole past ``MAX_LINE_CHARS``, so reading a file of any
+    size holds one line in memory.
+    """
 
     def __init__(self, stream: IO[str], name: str):
         self.stream, self.name = stream, name
 
     def __iter__(self) -> Iterator[str]:
-        return (line.removesuffix("\n").removesuffix("\r") for line in self.stream)
+        most, read = MAX_LINE_CHARS, self.stream.readline
+        while start := read(most + 2):  # room for a line of the most characters and its "\r\n"
+            piece, tail, length = start, start[-2:], len(start)
+            while len(piece) == most + 2 and not piece.endswith("\n"):  # cut short: read on to its end
+                piece = read(most + 2)
+                tail, length = (tail + piece)[-2:], length + len(piece)
+            length -= len(tail) - len(tail.removesuffix("\n").removesuffix("\r"))
+            yield start.removesuffix("\n").removesuffix("\r") if length <= most else OverlongLine(start[:most], length)
 
 
 @contextmanager
