@@ -61,9 +61,11 @@ def main() -> None:
             elif split == "train":
                 continue
             report = replay_oracle(grammar, data[split])
-            print(f"| {split} | {report['examples']} | {fitted_on} | {report['exact_round_trips']} | "
-                  f"{report.get('oracle_relabelled', 0)} | {report.get('oracle_fallback', 0) + report['oracle_errors']} | "
-                  f"{100 * report['smatch']:.2f} |")
+            print(
+                f"| {split} | {report['examples']} | {fitted_on} | {report['exact_round_trips']} | "
+                f"{report.get('oracle_relabelled', 0)} | {report.get('oracle_fallback', 0) + report['oracle_errors']} | "
+                f"{100 * report['smatch']:.2f} |"
+            )
 
     print("\n## Oracle speed (train split)\n")
     grammar = AmrTransitionSystem()

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.plugin_env import make_venv  # noqa: E402
+from tests.plugin_env import make_venv
 
 CLI = "from toolkit.cli import main; main()"
 

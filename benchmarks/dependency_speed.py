@@ -27,12 +27,12 @@ import transition_systems  # noqa: F401  (registers the systems)
 from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.example import Example
 from toolkit.decoding import BeamSearch, GreedySearch
+from toolkit.from_params import construct
 from toolkit.grammars import Grammar
 from toolkit.models.model import Model
 from toolkit.params import Params, data_root
 from toolkit.training.evaluation import predict
 from toolkit.training.train import build_vocabulary, drop_skipped
-from toolkit.from_params import construct
 from transition_systems import TransitionSystem
 
 REPO = Path(__file__).resolve().parents[1]
@@ -92,7 +92,7 @@ def words_per_second(parsers: dict, sentences: list[list[str]], repeats: int) ->
 
 
 def spacy_parser():
-    """spaCy's small English pipeline reduced to tok2vec + parser, or the reason it is missing."""
+    """SpaCy's small English pipeline reduced to tok2vec + parser, or the reason it is missing."""
     try:
         import spacy
     except ImportError:

@@ -66,8 +66,10 @@ def main() -> None:
         encoder.to(device).train()
     parameters = {p.untyped_storage().data_ptr() for encoder in encoders.values() for p in encoder.parameters()}
     cuda = device.type == "cuda"
-    print(f"device {device}, torch {torch.__version__}, {torch.get_num_threads()} threads; batch {args.batch_size} sentences, "
-          f"d {args.dim}, {args.layers} layers, {args.heads} heads; median of {args.repeats} training steps (forward + backward)\n")
+    print(
+        f"device {device}, torch {torch.__version__}, {torch.get_num_threads()} threads; batch {args.batch_size} sentences, "
+        f"d {args.dim}, {args.layers} layers, {args.heads} heads; median of {args.repeats} training steps (forward + backward)\n"
+    )
     header = "| n | encoder | nodes n+m | ms/batch | ratio | activation MiB | ratio | collate ms |" + (" CUDA peak MiB |" if cuda else "")
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
@@ -93,7 +95,7 @@ def main() -> None:
                     torch.cuda.synchronize()
                     torch.cuda.reset_peak_memory_stats()
                 start = time.perf_counter()
-                output, saved = saved_activation_bytes(lambda: encoder(x, mask, **inputs[name]), parameters)
+                output, saved = saved_activation_bytes(lambda encoder=encoder, kwargs=inputs[name], x=x, mask=mask: encoder(x, mask, **kwargs), parameters)
                 output.square().mean().backward()
                 if cuda:
                     torch.cuda.synchronize()
@@ -102,11 +104,13 @@ def main() -> None:
                     times[name].append(1000 * (time.perf_counter() - start))
                 memory[name] = saved / 2**20
         base_time, base_memory = statistics.median(times["transformer"]), memory["transformer"]
-        for name, encoder in encoders.items():
+        for name in encoders:
             phrases = inputs[name]["hypernodes"].size(1) if inputs[name] else 0
             median = statistics.median(times[name])
-            row = (f"| {n} | {name} | {n + phrases} | {median:.1f} | {median / base_time:.2f} | {memory[name]:.1f} | "
-                   f"{memory[name] / base_memory:.2f} | {collate_ms.get(name, 0.0):.2f} |")
+            row = (
+                f"| {n} | {name} | {n + phrases} | {median:.1f} | {median / base_time:.2f} | {memory[name]:.1f} | "
+                f"{memory[name] / base_memory:.2f} | {collate_ms.get(name, 0.0):.2f} |"
+            )
             print(row + (f" {peaks[name]:.0f} |" if cuda else ""))
 
 

@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import torch
+from transformer_speed import train_steps
 
 from toolkit.data.batching import TokenBudgetBatchSampler
 from toolkit.data.dataset_readers import TsvReader
@@ -22,7 +23,6 @@ from toolkit.models import EncoderDecoder
 from toolkit.modules.decoders import TransformerDecoder
 from toolkit.modules.encoders import PhraseTransformerEncoder
 from toolkit.params import data_root
-from transformer_speed import train_steps
 
 GRAMS = [0, 0, 2, 2, 3, 3, 4, 4]
 ENCODERS = {
@@ -56,8 +56,10 @@ def main() -> None:
     sampler = TokenBudgetBatchSampler([first.length(i) for i in indexed], args.max_tokens, seed=0)
     batches = [first.collate([indexed[i] for i in batch]) for batch in sampler]
 
-    print(f"data: {args.data} ({len(examples)} examples, {len(batches)} batches of <= {args.max_tokens} tokens); "
-          f"d={args.dim}, {args.layers}+{args.layers} layers; torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(
+        f"data: {args.data} ({len(examples)} examples, {len(batches)} batches of <= {args.max_tokens} tokens); "
+        f"d={args.dim}, {args.layers}+{args.layers} layers; torch {torch.__version__}, {torch.get_num_threads()} threads"
+    )
     for model in models.values():
         train_steps(model, batches, 3)  # warm up
     timings = {name: [0.0, 0] for name in models}

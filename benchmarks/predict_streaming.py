@@ -83,9 +83,8 @@ def main() -> None:
     sentences = [line.removeprefix("# text = ").strip() for line in conllu.read_text(encoding="utf-8").splitlines() if line.startswith("# text = ")]
     blocks = args.predictor in ("dependency", "amr")  # they write blocks that end in a blank line; the others a line each
     options = ["--predictor", args.predictor, *args.rest]
-    print(f"{len(sentences)} EWT test sentences repeated; {args.records} records read from each run; "
-          f"{os.path.basename(args.archive)} {' '.join(options)}\n")
-    print("| input | lines | first record, s | record %d, s | peak memory, MB |" % args.records)
+    print(f"{len(sentences)} EWT test sentences repeated; {args.records} records read from each run; {os.path.basename(args.archive)} {' '.join(options)}\n")
+    print(f"| input | lines | first record, s | record {args.records}, s | peak memory, MB |")
     print("| ---: | ---: | ---: | ---: | ---: |")
     with tempfile.TemporaryDirectory(dir=args.tmp) as folder:
         for size in args.sizes:

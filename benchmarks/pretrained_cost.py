@@ -27,9 +27,9 @@ import tree_codecs  # noqa: F401  (registers the tree codecs)
 from toolkit.data.batching import TokenBudgetBatchSampler
 from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.vocabulary import Vocabulary
+from toolkit.from_params import construct
 from toolkit.grammars.grammar import Grammar
 from toolkit.models.model import Model
-from toolkit.from_params import construct
 from toolkit.params import Params, default_ext_vars
 from toolkit.training.optimizers import AdamOptimizer, parameter_groups
 from toolkit.training.train import build_vocabulary
@@ -105,8 +105,10 @@ def main() -> None:
         for name, model in models.items():
             rates[name].append((train_rate(model, batches[name], tokens), read_rate(model, test_batches[name], words)))
 
-    print(f"{args.config}: {len(batch_indices)} training batches ({tokens:,} tokens), {len(test)} test sentences, "
-          f"{args.threads} threads, median of {args.rounds} rounds; pretrained: {args.model_name}\n")
+    print(
+        f"{args.config}: {len(batch_indices)} training batches ({tokens:,} tokens), {len(test)} test sentences, "
+        f"{args.threads} threads, median of {args.rounds} rounds; pretrained: {args.model_name}\n"
+    )
     print("| model | training tokens/s | ratio | reading words/s (eval, gold-length decode) | ratio |")
     print("| --- | ---: | ---: | ---: | ---: |")
     base_train = statistics.median(r[0] for r in rates["word embedding only"])

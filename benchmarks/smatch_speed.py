@@ -124,8 +124,7 @@ def report(name: str, pairs, args) -> None:
     higher = sum(s.matched > c[0] for s, c in zip(exact, smatch_counts))
     lower = [k for k, (s, c) in enumerate(zip(exact, smatch_counts)) if s.matched < c[0]]
     count_mismatch = sum((s.test, s.gold) != (c[1], c[2]) for s, c in zip(exact, smatch_counts))
-    print(f"exact > smatch on {higher} pairs, exact < smatch on {len(lower)} pairs {lower[:10]}, "
-          f"triple totals differ on {count_mismatch} pairs")
+    print(f"exact > smatch on {higher} pairs, exact < smatch on {len(lower)} pairs {lower[:10]}, triple totals differ on {count_mismatch} pairs")
     proofs = {}
     for s in exact:
         proofs[s.proof] = proofs.get(s.proof, 0) + 1
@@ -143,8 +142,10 @@ def report(name: str, pairs, args) -> None:
     same_pp = [k for k in range(n) if (exact_pp[k].matched, exact_pp[k].test, exact_pp[k].gold) == (spp[k][0], spp[k][2], spp[k][3])]
     print(f"exact (smatchpp semantics) == smatchpp ILP (matched, test, gold) on {len(same_pp)}/{n} pairs")
     for k in sorted(set(range(n)) - set(same_pp))[:5]:
-        print(f"  differs on pair {k}: exact {exact_pp[k].matched, exact_pp[k].test, exact_pp[k].gold}, smatchpp {spp[k]}; "
-              f"{semantic_differences(*pairs[k]) or 'no known semantic difference'}")
+        print(
+            f"  differs on pair {k}: exact {exact_pp[k].matched, exact_pp[k].test, exact_pp[k].gold}, smatchpp {spp[k]}; "
+            f"{semantic_differences(*pairs[k]) or 'no known semantic difference'}"
+        )
     same = [k for k in range(n) if abs(f_score(exact[k].matched, exact[k].test, exact[k].gold) - f_score(spp[k][0], spp[k][2], spp[k][3])) < 1e-12]
     print(f"exact (smatch semantics) F1 == smatchpp ILP F1 on {len(same)}/{n} pairs")
     unexplained = []

@@ -234,8 +234,24 @@ def measure(config: str, args: argparse.Namespace) -> dict:
 
 
 def run_config(config: str, args: argparse.Namespace) -> dict:
-    command = [sys.executable, str(Path(__file__).resolve()), "--worker", config, "--examples", str(args.examples), "--steps", str(args.steps),
-               "--predict-examples", str(args.predict_examples), "--precision", args.precision, "--device", args.device, "--threads", str(args.threads)]
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        config,
+        "--examples",
+        str(args.examples),
+        "--steps",
+        str(args.steps),
+        "--predict-examples",
+        str(args.predict_examples),
+        "--precision",
+        args.precision,
+        "--device",
+        args.device,
+        "--threads",
+        str(args.threads),
+    ]
     start = time.perf_counter()
     process = subprocess.run(command, check=False, capture_output=True, text=True, cwd=REPO)
     seconds = time.perf_counter() - start
@@ -256,8 +272,18 @@ def number(value, format_spec: str) -> str:
 
 def print_table(results: list[dict], args: argparse.Namespace) -> None:
     cuda = args.device.startswith("cuda")
-    columns = ["config", "parameters", "train tokens/s fp32", "train tokens/s bf16", "bf16/fp32", "MFU fp32",
-               "greedy sent/s", "beam 5 sent/s", "beam 10 sent/s", "peak RSS MiB"] + (["peak CUDA MiB"] if cuda else [])
+    columns = [
+        "config",
+        "parameters",
+        "train tokens/s fp32",
+        "train tokens/s bf16",
+        "bf16/fp32",
+        "MFU fp32",
+        "greedy sent/s",
+        "beam 5 sent/s",
+        "beam 10 sent/s",
+        "peak RSS MiB",
+    ] + (["peak CUDA MiB"] if cuda else [])
     print("| " + " | ".join(columns) + " |")
     print("|" + "---|" * len(columns))
     notes = []
@@ -285,13 +311,17 @@ def print_table(results: list[dict], args: argparse.Namespace) -> None:
         ] + ([f"{result.get('peak_cuda_mib', 0):,.0f}"] if cuda else [])
         print("| " + " | ".join(cells) + " |")
         limit = f"max_steps {result['max_steps']}" if not tagger else "no search"
-        notes.append(f"- {result['config']}: {result['examples']} training examples in {result['batches']} batches of <= {result['max_tokens']} tokens; "
-                     f"fp32 matmul peak {result['peak_flops_fp32'] / 1e9:,.1f} GFLOP/s; decoding {result['predicted']} sentences, {limit}; "
-                     f"peak RSS after training {result['training_rss_mib']:,.0f} MiB"
-                     + (f", CUDA {result['training_cuda_mib']:,.0f} MiB" if cuda else "")
-                     + f"; setup (read, fit, vocabulary, model) {result['setup_seconds']:.1f} s")
-    print("\nMFU: 6 x parameters x fp32 tokens/s over the fp32 matmul peak measured in the same subprocess "
-          f"({PEAK_SIZE} x {PEAK_SIZE} torch.matmul on {args.device}, {args.threads} threads). Decoding: untrained models, fp32.")
+        notes.append(
+            f"- {result['config']}: {result['examples']} training examples in {result['batches']} batches of <= {result['max_tokens']} tokens; "
+            f"fp32 matmul peak {result['peak_flops_fp32'] / 1e9:,.1f} GFLOP/s; decoding {result['predicted']} sentences, {limit}; "
+            f"peak RSS after training {result['training_rss_mib']:,.0f} MiB"
+            + (f", CUDA {result['training_cuda_mib']:,.0f} MiB" if cuda else "")
+            + f"; setup (read, fit, vocabulary, model) {result['setup_seconds']:.1f} s"
+        )
+    print(
+        "\nMFU: 6 x parameters x fp32 tokens/s over the fp32 matmul peak measured in the same subprocess "
+        f"({PEAK_SIZE} x {PEAK_SIZE} torch.matmul on {args.device}, {args.threads} threads). Decoding: untrained models, fp32."
+    )
     print("\n".join(notes))
 
 
@@ -319,8 +349,10 @@ def main() -> None:
         parser.error(f"no such config in jsonnet_configs/: {', '.join(unknown)}")
     import torch
 
-    print(f"torch {torch.__version__}, device {args.device}, {args.threads} threads; {args.examples} training examples, "
-          f"{args.steps} steps per precision after {WARMUP_STEPS} warm-up, {args.predict_examples} decoded sentences\n")
+    print(
+        f"torch {torch.__version__}, device {args.device}, {args.threads} threads; {args.examples} training examples, "
+        f"{args.steps} steps per precision after {WARMUP_STEPS} warm-up, {args.predict_examples} decoded sentences\n"
+    )
     results = [run_config(config, args) for config in args.configs]
     print_table(results, args)
 

@@ -19,8 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from toolkit.data.dataset_readers import TsvReader
 from toolkit.data.batching import TokenBudgetBatchSampler
+from toolkit.data.dataset_readers import TsvReader
 from toolkit.data.vocabulary import Vocabulary
 from toolkit.decoding import GreedySearch
 from toolkit.grammars import SequenceGrammar
@@ -92,7 +92,8 @@ def main() -> None:
     vocab = Vocabulary({"tokens": Counter(t for e in examples for t in e.tokens), "symbols": Counter(s for e in examples for s in grammar.oracle(e))})
     ff_dim = 4 * args.dim
     ours = EncoderDecoder(
-        vocab, grammar,
+        vocab,
+        grammar,
         TransformerEncoder(args.dim, args.layers, args.heads, ff_dim, dropout=0.1),
         TransformerDecoder(args.dim, args.layers, args.heads, ff_dim, dropout=0.1),
     )
@@ -101,8 +102,10 @@ def main() -> None:
     sampler = TokenBudgetBatchSampler([ours.length(i) for i in indexed], args.max_tokens, seed=0)
     batches = [ours.collate([indexed[i] for i in batch]) for batch in sampler]
 
-    print(f"data: {args.data} ({len(examples)} examples, {len(batches)} batches of <= {args.max_tokens} tokens); "
-          f"model: d={args.dim}, {args.layers}+{args.layers} layers, {args.heads} heads; torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(
+        f"data: {args.data} ({len(examples)} examples, {len(batches)} batches of <= {args.max_tokens} tokens); "
+        f"model: d={args.dim}, {args.layers}+{args.layers} layers, {args.heads} heads; torch {torch.__version__}, {torch.get_num_threads()} threads"
+    )
     train_steps(ours, batches, 5), train_steps(baseline, batches, 5)  # warm up both
     timings = {"toolkit": [0.0, 0], "torch.nn.Transformer": [0.0, 0]}
     for _ in range(2):  # alternate, so that machine noise hits both alike

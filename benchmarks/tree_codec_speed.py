@@ -34,8 +34,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     examples = TsvReader().read(args.data)
-    grammars = {name: Grammar.from_params({"type": name, **extra}) for name, extra in
-                [("bracketed", {"max_length": 200}), ("lcrs_dfs", {}), ("lcrs_bfs", {}), ("nary_dfs", {"max_degree": 16})]}
+    grammars = {
+        name: Grammar.from_params({"type": name, **extra})
+        for name, extra in [("bracketed", {"max_length": 200}), ("lcrs_dfs", {}), ("lcrs_bfs", {}), ("nary_dfs", {"max_degree": 16})]
+    }
     rates = {name: trees_per_second(grammar, examples, args.repeats) for name, grammar in grammars.items()}
     print(f"{args.data}: {len(examples)} logical forms, encode + decode (oracle, then replay with features), {args.repeats} passes\n")
     print("| grammar | trees/s | ratio to bracketed |\n|---|---|---|")

@@ -70,9 +70,7 @@ class AmrPredictor(Predictor):
     def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192):
         super().__init__(archive, search, max_tokens)
         if not isinstance(self.model.grammar, AmrTransitionSystem):
-            raise ConfigurationError(
-                f"the amr predictor needs an AMR parser (grammar 'amr'); this archive's grammar is {type(self.model.grammar).__name__}"
-            )
+            raise ConfigurationError(f"the amr predictor needs an AMR parser (grammar 'amr'); this archive's grammar is {type(self.model.grammar).__name__}")
         limits = [(self.search or self.model.search).max_steps // 2]
         table = getattr(getattr(self.model.encoder, "positions", None), "table", None)
         if table is not None:

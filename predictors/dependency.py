@@ -45,7 +45,7 @@ HEAD_LINES = 10_000  # lines read, at most, to tell CoNLL-U input from plain tex
 
 
 def without_ending(line: str) -> str:
-    """*line* without its ``\\n`` or ``\\r\\n`` (an :class:`OverlongLine` has none, and stays what it is)."""
+    r"""*line* without its ``\n`` or ``\r\n`` (an :class:`OverlongLine` has none, and stays what it is)."""
     return line if isinstance(line, OverlongLine) else line.rstrip("\r\n")
 
 
@@ -101,7 +101,8 @@ class DependencyPredictor(Predictor):
 
     def word_limit(self) -> int:
         """The longest sentence the model can decode: every word takes a shift and an attachment,
-        so ``2n`` actions must fit the search's ``max_steps`` and the decoder's positions."""
+        so ``2n`` actions must fit the search's ``max_steps`` and the decoder's positions.
+        """
         limits = [(self.search or self.model.search).max_steps // 2]
         for module, per_word in ((self.model.encoder, 1), (self.model.decoder, 2)):
             table = getattr(getattr(module, "positions", None), "table", None)
@@ -158,7 +159,9 @@ class DependencyPredictor(Predictor):
             elif block:
                 if dropped:
                     where = f"{source}:{block[0][0]}"
-                    sentence = self.fail(Sentence(where), f"{where}: a sentence of {len(block) + dropped:,} lines is longer than this model can parse ({self.max_words} words)")
+                    sentence = self.fail(
+                        Sentence(where), f"{where}: a sentence of {len(block) + dropped:,} lines is longer than this model can parse ({self.max_words} words)"
+                    )
                 else:
                     sentence = self.check(self.conllu_sentence(block, source))
                 yield sentence

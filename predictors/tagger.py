@@ -10,7 +10,8 @@ from toolkit.errors import DataError
 @Predictor.register("tagger")
 class TaggerPredictor(Predictor):
     """Input: a whitespace-tokenised sentence per line, or ``{"sentence": "..."}`` / ``{"tokens": [...]}``;
-    output: ``{"tokens": [...], "tags": [...]}``."""
+    output: ``{"tokens": [...], "tags": [...]}``.
+    """
 
     def json_to_text(self, obj: dict[str, Any]) -> str:
         tokens = obj.get("tokens")

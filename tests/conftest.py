@@ -76,8 +76,12 @@ def save_tiny_bert(directory: Path, seed: int = 0) -> Path:
     tokenizer = fast(**{key: str(vocab_file)})
     assert tokenizer.convert_tokens_to_ids("dog") == TINY_BERT_VOCABULARY.index("dog")
     config = transformers.BertConfig(
-        vocab_size=len(TINY_BERT_VOCABULARY), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=64,
+        vocab_size=len(TINY_BERT_VOCABULARY),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
     )
     torch.manual_seed(seed)
     transformers.BertModel(config).save_pretrained(directory)

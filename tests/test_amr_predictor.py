@@ -1,6 +1,7 @@
 """End to end on a slice of The Little Prince: `toolkit train` a seconds-sized AMR Stack-Transformer,
 then `toolkit predict --predictor amr` on plain text and JSON lines, bad lines included; every graph
-written must be read back by `penman.decode`."""
+written must be read back by `penman.decode`.
+"""
 
 import json
 import logging

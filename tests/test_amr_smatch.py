@@ -27,7 +27,11 @@ def test_smatch_counts_and_placeholders():
     metric = Smatch()
     metric([None, "(not a graph"], [WANT_BOY, WANT_BOY])  # both score as the one-node placeholder: its top matches
     values = metric.get_metric(reset=True)
-    assert values["smatch_recall"] == pytest.approx(1 / 4) and values["smatch_precision"] == pytest.approx(1 / 2) and metric.state() == {"match": 0.0, "predicted": 0.0, "gold": 0.0}
+    assert (
+        values["smatch_recall"] == pytest.approx(1 / 4)
+        and values["smatch_precision"] == pytest.approx(1 / 2)
+        and metric.state() == {"match": 0.0, "predicted": 0.0, "gold": 0.0}
+    )
     metric.load_state({"match": 3, "predicted": 4, "gold": 6})
     assert metric.get_metric()["smatch"] == pytest.approx(2 * 0.75 * 0.5 / 1.25)
 

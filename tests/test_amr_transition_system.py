@@ -1,6 +1,7 @@
 """The AMR transition system: hand-checked oracle action sequences on small graphs (a re-entrancy, a
 named entity over a MERGEd span, a negation, dependents), the state machine's well-formedness rules,
-the aligner on hand-aligned sentences, and the oracle on the whole Little Prince dev split."""
+the aligner on hand-aligned sentences, and the oracle on the whole Little Prince dev split.
+"""
 
 import json
 
@@ -131,7 +132,7 @@ def test_a_cut_short_state_still_gives_a_valid_graph():
         state = state.apply(action)
     graph = penman.decode(state.result())  # no top chosen, three components: repaired
     assert len(graph.instances()) == 4 and len(graph.attributes()) == 2 and graph.top is not None
-    assert encode(['"x"'], []) == '(x / x)'
+    assert encode(['"x"'], []) == "(x / x)"
 
 
 def test_allowed_answers_symbols_of_every_kind():
@@ -151,19 +152,63 @@ def test_a_target_that_is_not_a_graph_is_a_data_error():
 
 
 def test_aligner_on_a_hand_aligned_little_prince_sentence():
-    tokens = ["Once", "when", "I", "was", "six", "years", "old", "I", "saw", "a", "magnificent", "picture", "in", "a", "book", ",", "called", "True", "Stories", "from", "Nature", ",", "about", "the", "primeval", "forest", "."]
+    tokens = [
+        "Once",
+        "when",
+        "I",
+        "was",
+        "six",
+        "years",
+        "old",
+        "I",
+        "saw",
+        "a",
+        "magnificent",
+        "picture",
+        "in",
+        "a",
+        "book",
+        ",",
+        "called",
+        "True",
+        "Stories",
+        "from",
+        "Nature",
+        ",",
+        "about",
+        "the",
+        "primeval",
+        "forest",
+        ".",
+    ]
     lemmas = [token.lower() for token in tokens]
     lemmas[tokens.index("saw")] = "see"
     lemmas[tokens.index("years")] = "year"
-    graph = GoldGraph.of(penman.decode(
-        '(s / see-01 :ARG0 (i / i) :ARG1 (p / picture :mod (m / magnificent) :location (b2 / book :wiki - '
-        ':name (n / name :op1 "True" :op2 "Stories" :op3 "from" :op4 "Nature") :topic (f / forest :mod (p2 / primeval)))) '
-        ':mod (o / once) :time (a / age-01 :ARG1 i :ARG2 (t / temporal-quantity :quant 6 :unit (y / year))))'))
+    graph = GoldGraph.of(
+        penman.decode(
+            "(s / see-01 :ARG0 (i / i) :ARG1 (p / picture :mod (m / magnificent) :location (b2 / book :wiki - "
+            ':name (n / name :op1 "True" :op2 "Stories" :op3 "from" :op4 "Nature") :topic (f / forest :mod (p2 / primeval)))) '
+            ":mod (o / once) :time (a / age-01 :ARG1 i :ARG2 (t / temporal-quantity :quant 6 :unit (y / year))))"
+        )
+    )
     alignment = align(graph, tokens, lemmas)
     by_label = {graph.labels[node]: index for node, index in alignment.tokens.items()}
-    expected = {"see-01": 8, "picture": 11, "magnificent": 10, "book": 17,  # an entity goes with its name
-                "name": 17, '"True"': 17, '"Stories"': 18,
-                '"from"': 19, '"Nature"': 20, "forest": 25, "primeval": 24, "once": 0, "6": 4, "year": 5}
+    expected = {
+        "see-01": 8,
+        "picture": 11,
+        "magnificent": 10,
+        "book": 17,  # an entity goes with its name
+        "name": 17,
+        '"True"': 17,
+        '"Stories"': 18,
+        '"from"': 19,
+        '"Nature"': 20,
+        "forest": 25,
+        "primeval": 24,
+        "once": 0,
+        "6": 4,
+        "year": 5,
+    }
     assert {label: by_label[label] for label in expected} == expected
     assert by_label["i"] in (2, 7)
     assert alignment.names == {"b2": (17, 21)}
@@ -174,8 +219,7 @@ def test_aligner_on_a_hand_aligned_little_prince_sentence():
 def test_aligner_numbers_negation_pronouns_and_prefixes():
     tokens = ["He", "did", "n't", "eat", "twelve", "apples", "happily", "."]
     lemmas = ["he", "do", "not", "eat", "twelve", "apple", "happily", "."]
-    graph = GoldGraph.of(penman.decode(
-        "(e / eat-01 :polarity - :ARG0 (h / he) :ARG1 (a / apple :quant 12) :manner (h2 / happy))"))
+    graph = GoldGraph.of(penman.decode("(e / eat-01 :polarity - :ARG0 (h / he) :ARG1 (a / apple :quant 12) :manner (h2 / happy))"))
     alignment = align(graph, tokens, lemmas)
     by_label = {graph.labels[node]: index for node, index in alignment.tokens.items()}
     assert by_label == {"eat-01": 3, "-": 2, "he": 0, "apple": 5, "12": 4, "happy": 6}
@@ -243,15 +287,29 @@ def test_runaway_decoding_is_bounded_by_node_and_edge_caps():
     assert "LA:ARG2" not in state.allowed() and "RA:ARG2" in state.allowed()  # at most two edges s0 -> s1
 
 
-CANDIDATES = ("SHIFT", "REDUCE", "MERGE", "SWAP", "COPY_LEMMA", "COPY_SENSE01", "ENTITY:person", "PRED:thing",
-              "DEPENDENT:mod:y", "LA:ARG0", "RA:ARG1", "LA:root", "CLOSE")
+CANDIDATES = (
+    "SHIFT",
+    "REDUCE",
+    "MERGE",
+    "SWAP",
+    "COPY_LEMMA",
+    "COPY_SENSE01",
+    "ENTITY:person",
+    "PRED:thing",
+    "DEPENDENT:mod:y",
+    "LA:ARG0",
+    "RA:ARG1",
+    "LA:root",
+    "CLOSE",
+)
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 6), st.data())
 def test_an_adversarial_decoder_is_wrapped_up_within_the_action_budget(n, data):
     """A model that avoids CLOSE as long as it can, picking any other allowed action, still ends with a
-    connected, rooted graph: past the budget only moves that progress towards CLOSE are allowed."""
+    connected, rooted graph: past the budget only moves that progress towards CLOSE are allowed.
+    """
     system = AmrTransitionSystem(max_actions_per_token=2.0)
     state = system.initial_state(Example([f"w{i}" for i in range(n)], meta={"lemmas": tuple(f"w{i}" for i in range(n))}))
     bound = system.action_budget(n) + n + 2 * system.node_limit(n) + 3
@@ -283,8 +341,21 @@ def test_past_the_budget_only_finishing_moves_are_allowed():
     assert state.apply("LA:root").allowed() == AmrAllowed(close=True, reduce=True)
 
 
-VOCABULARY = CANDIDATES + ("PRED:want-01", "PRED:boy", "PRED:", "ENTITY:city", "DEPENDENT:polarity:-", "DEPENDENT:mod",
-                           "DEPENDENT::y", "LA:ARG1", "RA:ARG0", "RA:root", "LA:", "FOO", "SHIFT:x")
+VOCABULARY = CANDIDATES + (
+    "PRED:want-01",
+    "PRED:boy",
+    "PRED:",
+    "ENTITY:city",
+    "DEPENDENT:polarity:-",
+    "DEPENDENT:mod",
+    "DEPENDENT::y",
+    "LA:ARG1",
+    "RA:ARG0",
+    "RA:root",
+    "LA:",
+    "FOO",
+    "SHIFT:x",
+)
 
 
 def union_find_components(state) -> list[int]:

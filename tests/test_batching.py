@@ -34,16 +34,14 @@ class TestDeterministic:
         sampler = TokenBudgetBatchSampler([], max_tokens=4)
         assert list(sampler) == [] and len(sampler) == 0
 
-    @pytest.mark.parametrize(
-        "kwargs", [{"max_tokens": 0}, {"max_examples": 0}, {"padding_noise": 1.0}, {"seed": -1}]
-    )
+    @pytest.mark.parametrize("kwargs", [{"max_tokens": 0}, {"max_examples": 0}, {"padding_noise": 1.0}, {"seed": -1}])
     def test_bad_arguments(self, kwargs):
         with pytest.raises(ConfigurationError):
             TokenBudgetBatchSampler([1, 2], **{"max_tokens": 4, **kwargs})
 
 
 class TestEpochs:
-    lengths = list(np.random.default_rng(1).integers(1, 40, size=300))
+    lengths = tuple(np.random.default_rng(1).integers(1, 40, size=300))
 
     def test_epoch_is_pure_function_of_seed_and_epoch(self):
         first = TokenBudgetBatchSampler(self.lengths, max_tokens=120, seed=7)

@@ -10,8 +10,6 @@ from tests.conftest import FIXTURES, run
 CONFIG = str(FIXTURES / "tiny_seq2seq.jsonnet")
 
 
-
-
 @pytest.fixture
 def data_env(monkeypatch, geo_slice):
     monkeypatch.setenv("TRAIN", str(geo_slice["train"]))

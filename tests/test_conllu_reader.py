@@ -77,7 +77,11 @@ def replace_line(number, new):
         (replace_line(4, "2\tjust\tjust\tADV\tRB\t_\t4\t_\t4:advmod\t_"), 4, "word 2 has no dependency relation"),
         (replace_line(4, "3\tjust\tjust\tADV\tRB\t_\t4\tadvmod\t4:advmod\t_"), 4, "word ids must run 1, 2, 3, ...: expected 2, found 3"),
         (replace_line(4, "2\tjust\tjust\tADV\tRB\t_\t9\tadvmod\t4:advmod\t_"), 4, "head 9 of word 2 is out of range 0..6"),
-        (replace_line(3, "1\tI\tI\tPRON\tPRP\t_\t2\tnsubj\t4:nsubj\t_").replace("2\tjust\tjust\tADV\tRB\t_\t4", "2\tjust\tjust\tADV\tRB\t_\t1"), 3, "cycle 1 -> 2 -> 1"),
+        (
+            replace_line(3, "1\tI\tI\tPRON\tPRP\t_\t2\tnsubj\t4:nsubj\t_").replace("2\tjust\tjust\tADV\tRB\t_\t4", "2\tjust\tjust\tADV\tRB\t_\t1"),
+            3,
+            "cycle 1 -> 2 -> 1",
+        ),
         (SAMPLE + "\n# sent_id = s3\n# text = nothing\n", 15, "a sentence without words"),
         (SAMPLE + "\n# sent_id = s3\n1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n", 15, "a sentence without words"),
     ],

@@ -34,7 +34,7 @@ def test_killed_at_random_points_and_resumed_ends_with_the_same_weights(tmp_path
 
     crashed, rng, kills = tmp_path / "crashed", random.Random(7), 0
     state = crashed / "checkpoints" / "training_state.pt"
-    for attempt in range(12):
+    for _ in range(12):
         options = ("--recover",) if state.exists() else ("-f",)
         process = subprocess.Popen(command(crashed, *options), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(3.0, 8.0))  # startup, then somewhere in an epoch, a validation or a checkpoint write

@@ -115,8 +115,7 @@ def tiny_model(name: str, seed: int = 0):
 @pytest.mark.parametrize("name", CASES)
 def test_fast_and_plain_searches_agree_on_every_grammar(name):
     model, examples = tiny_model(name)
-    for fast, plain in ((BeamSearch(beam_size=4, max_steps=80), PlainBeam(beam_size=4, max_steps=80)),
-                        (GreedySearch(max_steps=80), PlainGreedy(max_steps=80))):
+    for fast, plain in ((BeamSearch(beam_size=4, max_steps=80), PlainBeam(beam_size=4, max_steps=80)), (GreedySearch(max_steps=80), PlainGreedy(max_steps=80))):
         assert model.predict(examples, fast) == model.predict(examples, plain)
         if CASES[name][3]:
             fast.use_cache = False
@@ -128,7 +127,7 @@ def test_the_cache_copies_only_moved_rows_and_keeps_the_others():
     from toolkit.modules.decoders.decoder import SelfAttentionCache
 
     cache = SelfAttentionCache(layers=2, capacity=2)
-    for step in range(3):  # grows past its capacity
+    for _ in range(3):  # grows past its capacity
         for layer in range(2):
             keys = torch.randn(5, 2, 1, 4)
             cache.extend(layer, keys, keys + 1)

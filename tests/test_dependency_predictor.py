@@ -1,6 +1,7 @@
 """End to end on a slice of UD English-EWT: `toolkit train` a seconds-sized Stack-Transformer (labeled
 SHIFT, non-projective trees skipped), then `toolkit evaluate` and `toolkit predict --predictor dependency`
-on plain text and CoNLL-U, bad sentences included."""
+on plain text and CoNLL-U, bad sentences included.
+"""
 
 import json
 import sys
@@ -19,6 +20,7 @@ from toolkit.grammars import SequenceGrammar
 from toolkit.models import EncoderDecoder
 from toolkit.modules.decoders import TransformerDecoder
 from toolkit.modules.encoders import TransformerEncoder
+
 
 def test_training_records_the_labeled_shift_words_and_the_skipped_trees(dependency_archive, ewt, monkeypatch, capsys):
     with tarfile.open(dependency_archive) as tar:

@@ -19,7 +19,7 @@ from toolkit.grammars import Grammar
 from transition_systems import is_projective, projective_order, projectivize
 
 sys.path.insert(0, str(REPO / "examples" / "plugin"))
-from toolkit_example_plugin.postorder import END, PostorderCodec, postorder  # noqa: E402
+from toolkit_example_plugin.postorder import END, PostorderCodec, postorder
 
 FISH = example([2, 0, 4, 2], ["nsubj", "root", "det", "obj"])  # "She ate the fish"
 
@@ -33,7 +33,14 @@ def arc_eager(**options):
 
 def test_arc_eager_oracle_on_a_small_tree():
     assert arc_eager().oracle(FISH) == [
-        "SHIFT", "LEFT-ARC:nsubj", "RIGHT-ARC:root", "SHIFT", "LEFT-ARC:det", "RIGHT-ARC:obj", "REDUCE", "REDUCE",
+        "SHIFT",
+        "LEFT-ARC:nsubj",
+        "RIGHT-ARC:root",
+        "SHIFT",
+        "LEFT-ARC:det",
+        "RIGHT-ARC:obj",
+        "REDUCE",
+        "REDUCE",
     ]
 
 

@@ -6,7 +6,7 @@ must resolve them.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal
 
 import pytest
 
@@ -61,12 +61,12 @@ class FpContainers(FromParams):
     def __init__(
         self,
         layers: list[FpLayer] = (),
-        sizes: dict[str, int] = None,
+        sizes: dict[str, int] = None,  # noqa: RUF013 - an implicit Optional, as old plugin code writes it
         pair: tuple[int, str] = (0, ""),
         many: tuple[float, ...] = (),
         tags: set[str] = frozenset(),
-        maybe: Optional[int] = 5,
-        either: Union[int, list[int]] = 0,
+        maybe: int | None = 5,
+        either: int | list[int] = 0,
         order: Literal["bfs", "dfs"] = "bfs",
         anything: Any = None,
         untyped=None,
@@ -133,10 +133,7 @@ class TestNesting:
         layer = {"type": "dense", "hidden_sise": 8}
         with pytest.raises(ConfigurationError) as info:
             FpExperiment.from_params(experiment({**STACKED, "layer": layer}))
-        assert str(info.value) == (
-            "unknown key 'model.encoder.layer.hidden_sise' (did you mean 'hidden_size'?); "
-            "valid keys: activation, hidden_size"
-        )
+        assert str(info.value) == ("unknown key 'model.encoder.layer.hidden_sise' (did you mean 'hidden_size'?); valid keys: activation, hidden_size")
 
     def test_wrong_value_type_names_path_type_and_value(self):
         with pytest.raises(ConfigurationError) as info:
@@ -171,13 +168,15 @@ class TestNesting:
 
 class TestConversion:
     def test_containers(self):
-        built = FpContainers.from_params({
-            "layers": [{"type": "dense", "hidden_size": 1}, {"type": "dense", "hidden_size": 2}],
-            "sizes": {"a": 1, "b": 2},
-            "pair": [3, "x"],
-            "many": [1, 2.5],
-            "tags": ["a", "b", "a"],
-        })
+        built = FpContainers.from_params(
+            {
+                "layers": [{"type": "dense", "hidden_size": 1}, {"type": "dense", "hidden_size": 2}],
+                "sizes": {"a": 1, "b": 2},
+                "pair": [3, "x"],
+                "many": [1, 2.5],
+                "tags": ["a", "b", "a"],
+            }
+        )
         assert [layer.hidden_size for layer in built.layers] == [1, 2]
         assert built.sizes == {"a": 1, "b": 2}
         assert built.pair == (3, "x")

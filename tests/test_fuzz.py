@@ -79,8 +79,10 @@ READERS: dict[str, Callable[[], object]] = {
     "tree_pairs": lambda: TreePairsReader(LcrsDfsCodec(), source_column=1),
     "tree_pairs_prolog": lambda: TreePairsReader(NaryDfsCodec(format="prolog", max_degree=16), source_column=1),
 }
-EMPTY_FILES = {name: ["data.de", "data.en"] if name == "parallel_text" else ["data.txt" if name == "penman" else "data.conllu" if name == "conllu" else "data.tsv"]
-               for name in READERS}
+EMPTY_FILES = {
+    name: ["data.de", "data.en"] if name == "parallel_text" else ["data.txt" if name == "penman" else "data.conllu" if name == "conllu" else "data.tsv"]
+    for name in READERS
+}
 
 
 def read_cleanly_or_data_error(name: str, directory: Path, files: dict[str, bytes]) -> None:
@@ -106,7 +108,28 @@ def read_cleanly_or_data_error(name: str, directory: Path, files: dict[str, byte
 
 # ------------------------------------------------------------------ mutations
 
-INTERESTING = [b"\t", b"\n", b"\r\n", b"\r", b"(", b")", b"\"", b"#", b"# ::id x\n", b"# sent_id = x\n", b":ARG0 ", b"/", b"_", b"-", b"0", b"\xef\xbb\xbf", b"\xff", b"\xc3", b"\x00", b" "]
+INTERESTING = [
+    b"\t",
+    b"\n",
+    b"\r\n",
+    b"\r",
+    b"(",
+    b")",
+    b'"',
+    b"#",
+    b"# ::id x\n",
+    b"# sent_id = x\n",
+    b":ARG0 ",
+    b"/",
+    b"_",
+    b"-",
+    b"0",
+    b"\xef\xbb\xbf",
+    b"\xff",
+    b"\xc3",
+    b"\x00",
+    b" ",
+]
 
 mutation = st.tuples(
     st.sampled_from(["delete", "insert", "duplicate"]),
@@ -120,11 +143,11 @@ def mutate(data: bytes, operations: list[tuple[str, int, bytes, int]]) -> bytes:
     for kind, where, payload, length in operations:
         i = where % (len(data) + 1)
         if kind == "delete":
-            data = data[:i] + data[i + length:]
+            data = data[:i] + data[i + length :]
         elif kind == "insert":
             data = data[:i] + payload + data[i:]
         else:
-            data = data[:i] + data[i:i + length] + data[i:]
+            data = data[:i] + data[i : i + length] + data[i:]
     return data
 
 

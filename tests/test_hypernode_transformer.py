@@ -57,7 +57,8 @@ def silence_phase_one_and_feedforward(encoder):
 
 def test_phase_two_reaches_only_adjacent_nodes():
     """With phase 1 silenced, a word sees another word only through a phrase holding both: with
-    bigrams, one layer lets no other word in and two layers reach exactly the neighbours."""
+    bigrams, one layer lets no other word in and two layers reach exactly the neighbours.
+    """
     for num_layers, reached in ((1, [3]), (2, [2, 3, 4])):
         torch.manual_seed(0)
         encoder = HypernodeTransformerEncoder(16, NgramPhrases(2), num_layers=num_layers, num_heads=2, ff_dim=32, dropout=0.0).eval()

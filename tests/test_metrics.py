@@ -49,7 +49,10 @@ class TestExactMatch:
 class TestParse:
     def test_nested(self):
         assert parse_sexpr("( lambda $0 e ( and ( state:t $0 ) ( next_to:t $0 s0 ) ) )") == (
-            "lambda", "$0", "e", ("and", ("state:t", "$0"), ("next_to:t", "$0", "s0")),
+            "lambda",
+            "$0",
+            "e",
+            ("and", ("state:t", "$0"), ("next_to:t", "$0", "s0")),
         )
 
     def test_atom_and_token_list(self):

@@ -124,8 +124,7 @@ class TestExtVars:
     def test_config_sees_data_root_and_environment(self, tmp_path, no_data_env, monkeypatch):
         monkeypatch.setenv("TOOLKIT_DATA", "/data")
         monkeypatch.setenv("FP_TEST_SEED", "13")
-        path = write(tmp_path, '{train: std.extVar("DATA_ROOT") + "/atis/train.tsv", '
-                               'seed: std.parseInt(std.extVar("FP_TEST_SEED"))}')
+        path = write(tmp_path, '{train: std.extVar("DATA_ROOT") + "/atis/train.tsv", seed: std.parseInt(std.extVar("FP_TEST_SEED"))}')
         assert Params.from_file(path).as_dict() == {"train": "/data/atis/train.tsv", "seed": 13}
 
     def test_explicit_ext_vars_win(self, tmp_path, monkeypatch):
@@ -142,7 +141,7 @@ class TestExtVars:
 
 
 class TestOverrides:
-    CONFIG = '{trainer: {num_epochs: 10, lr: 0.1}, model: {encoder: {layers: 2, sizes: [1, 2]}}}'
+    CONFIG = "{trainer: {num_epochs: 10, lr: 0.1}, model: {encoder: {layers: 2, sizes: [1, 2]}}}"
 
     def test_dotted_override(self, tmp_path):
         params = Params.from_file(write(tmp_path, self.CONFIG), overrides={"trainer.num_epochs": 5})
@@ -161,8 +160,11 @@ class TestOverrides:
         from toolkit.registrable import keys_taken
 
         import_builtin_components()
-        path = write(tmp_path, '{model: {decoder: {type: "transformer", input_dim: 8, num_heads: 2}}, '
-                               'grammar: {type: "arc_standard", non_projective: "skip", root_label: "root"}}')
+        path = write(
+            tmp_path,
+            '{model: {decoder: {type: "transformer", input_dim: 8, num_heads: 2}}, '
+            'grammar: {type: "arc_standard", non_projective: "skip", root_label: "root"}}',
+        )
         with caplog.at_level(logging.INFO, logger="toolkit.params"):
             params = Params.from_file(path, overrides={"model.decoder.type": "stack_transformer", "grammar": {"type": "arc_swap"}}, keys_of=keys_taken)
         config = params.as_dict()

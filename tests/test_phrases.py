@@ -7,8 +7,7 @@ import pytest
 import torch
 
 from toolkit.errors import ConfigurationError
-from toolkit.phrases import NgramPhrases, PhraseGenerator, SpacyDependencyPhrases, hypernode_membership, node_adjacency, pad_memberships
-from toolkit.phrases import spacy_dependency
+from toolkit.phrases import NgramPhrases, PhraseGenerator, SpacyDependencyPhrases, hypernode_membership, node_adjacency, pad_memberships, spacy_dependency
 from toolkit.phrases.spacy_dependency import DEFAULT_PIPELINE, spacy_pipeline_installed
 
 SENTENCE = "the cat sat on the mat".split()
@@ -96,7 +95,8 @@ def test_adjacency_by_hand():
 
 def test_adjacency_of_padding_is_only_a_self_loop():
     """A sentence of 2 words in a batch of 3-word ones: its padding word and padding phrase attend to
-    themselves only, and no real node attends to them."""
+    themselves only, and no real node attends to them.
+    """
     membership = hypernode_membership([((0, 1), (1, 2)), ((0, 1),)], 3)
     word_mask = torch.tensor([[True, True, True], [True, True, False]])
     adjacency, valid = node_adjacency(membership, word_mask)
@@ -125,7 +125,7 @@ def test_missing_spacy_says_so_and_how_to_install(monkeypatch):
         PhraseGenerator.from_params({"type": "spacy_dependency"})
 
 
-@pytest.mark.skipif(not importlib.util.find_spec("spacy"), reason="spaCy is not installed (pip install -e \".[spacy]\")")
+@pytest.mark.skipif(not importlib.util.find_spec("spacy"), reason='spaCy is not installed (pip install -e ".[spacy]")')
 def test_missing_spacy_pipeline_says_so_and_how_to_install(monkeypatch):
     with pytest.raises(ConfigurationError, match=r"pipeline 'no_such_pipeline' is not installed: .*spacy download no_such_pipeline"):
         SpacyDependencyPhrases(pipeline="no_such_pipeline")
@@ -134,9 +134,7 @@ def test_missing_spacy_pipeline_says_so_and_how_to_install(monkeypatch):
         SpacyDependencyPhrases()
 
 
-@pytest.mark.skipif(
-    not spacy_pipeline_installed(), reason=f'spaCy or its pipeline {DEFAULT_PIPELINE} is not installed (pip install -e ".[spacy]")'
-)
+@pytest.mark.skipif(not spacy_pipeline_installed(), reason=f'spaCy or its pipeline {DEFAULT_PIPELINE} is not installed (pip install -e ".[spacy]")')
 def test_spacy_dependency_edges_of_a_hand_checked_sentence():
     generator = PhraseGenerator.from_params({"type": "spacy_dependency"})
     tokens = "The quick brown fox jumps over the lazy dog .".split()
@@ -147,9 +145,7 @@ def test_spacy_dependency_edges_of_a_hand_checked_sentence():
     assert set(hypernodes) == expected and len(hypernodes) == len(tokens) - 1
 
 
-@pytest.mark.skipif(
-    not spacy_pipeline_installed(), reason=f'spaCy or its pipeline {DEFAULT_PIPELINE} is not installed (pip install -e ".[spacy]")'
-)
+@pytest.mark.skipif(not spacy_pipeline_installed(), reason=f'spaCy or its pipeline {DEFAULT_PIPELINE} is not installed (pip install -e ".[spacy]")')
 def test_spacy_parses_the_given_tokens_without_retokenising():
     generator = SpacyDependencyPhrases()
     tokens = ["I", "don't", "like", "New-York-style", "pizza", "!"]  # spaCy's tokenizer would split two of them

@@ -15,11 +15,10 @@ from toolkit import plugins
 from toolkit.errors import RegistryError
 from toolkit.grammars import Grammar
 from toolkit.metrics.metric import Metric
+from toolkit.params import Params
 from toolkit.registrable import record_built
 
 plugins.import_builtin_components()
-from toolkit.params import Params
-
 
 
 @pytest.fixture
@@ -38,14 +37,14 @@ def fake_entry_points(tmp_path, monkeypatch):
     plugins.load_entry_point_plugins.cache_clear()
 
 
-LOWERCASE_GRAMMAR = '''
+LOWERCASE_GRAMMAR = """
 from toolkit.grammars import Grammar
 from toolkit.grammars.sequence import SequenceGrammar
 
 @Grammar.register("{name}")
 class Lowercase(SequenceGrammar):
     pass
-'''
+"""
 
 
 def test_entry_points_load_only_when_a_name_is_missing(fake_entry_points):
@@ -107,10 +106,23 @@ def plugin_archive(tmp_path_factory):
     lines = source.read_text(encoding="utf-8").splitlines()
     (directory / "train.tsv").write_text("\n".join(lines[:30]) + "\n")
     (directory / "test.tsv").write_text("\n".join(lines[30:36]) + "\n")
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(PLUGIN)]),
-                   "TRAIN": str(directory / "train.tsv"), "TEST": str(directory / "test.tsv")}
-    toolkit(environment, "train", FIXTURES / "tiny_postorder.jsonnet", "-s", directory / "run",
-            "-o", '{"trainer.num_epochs": 1}', "--include-package", "toolkit_example_plugin")
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), str(PLUGIN)]),
+        "TRAIN": str(directory / "train.tsv"),
+        "TEST": str(directory / "test.tsv"),
+    }
+    toolkit(
+        environment,
+        "train",
+        FIXTURES / "tiny_postorder.jsonnet",
+        "-s",
+        directory / "run",
+        "-o",
+        '{"trainer.num_epochs": 1}',
+        "--include-package",
+        "toolkit_example_plugin",
+    )
     return directory
 
 
@@ -135,8 +147,10 @@ def test_an_archive_whose_plugin_is_missing_says_which_in_one_line(plugin_archiv
     environment = {**os.environ, "PYTHONPATH": str(REPO)}
     result = toolkit(environment, "predict", plugin_archive / "run" / "model.tar.gz", plugin_archive / "test.tsv", check=False)
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert result.stderr.strip().splitlines()[-1].endswith(
-        "needs the plugin package 'toolkit_example_plugin', which is not installed: put toolkit_example_plugin on PYTHONPATH or pip install it"
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .endswith("needs the plugin package 'toolkit_example_plugin', which is not installed: put toolkit_example_plugin on PYTHONPATH or pip install it")
     )
 
 
@@ -145,7 +159,7 @@ def test_an_archive_whose_plugin_is_missing_says_which_in_one_line(plugin_archiv
 
 @pytest.mark.slow  # a new virtual environment and two trainings in subprocesses
 def test_pip_installed_plugin_trains_and_predicts_through_the_cli(tmp_path):
-    """pip install examples/plugin into a new environment; train and predict with its grammars by name only."""
+    """Pip install examples/plugin into a new environment; train and predict with its grammars by name only."""
     ewt_dev, geo = data_root() / "ud-english-ewt" / "en_ewt-ud-dev.conllu", data_root() / "geo" / "train.txt"
     if not (ewt_dev.exists() and geo.exists()):
         pytest.skip("EWT or GEO data not found")
@@ -162,11 +176,14 @@ def test_pip_installed_plugin_trains_and_predicts_through_the_cli(tmp_path):
     assert "arc_eager: toolkit_example_plugin.arc_eager.ArcEager [toolkit-example-plugin 0.1.0]" in listed
     assert "postorder: toolkit_example_plugin.postorder.PostorderCodec [toolkit-example-plugin 0.1.0]" in listed
 
-    for name, config, suffix, overrides in (("ewt", "tiny_dependency.jsonnet", "conllu", {"grammar.type": "arc_eager"}),
-                                            ("geo", "tiny_postorder.jsonnet", "tsv", {})):
+    for name, config, suffix, overrides in (
+        ("ewt", "tiny_dependency.jsonnet", "conllu", {"grammar.type": "arc_eager"}),
+        ("geo", "tiny_postorder.jsonnet", "tsv", {}),
+    ):
         data = {"TRAIN": str(tmp_path / f"train.{suffix}"), "TEST": str(tmp_path / f"test.{suffix}")}
-        toolkit({**environment, **data}, "train", FIXTURES / config, "-s", tmp_path / name,
-                "-o", json.dumps({**overrides, "trainer.num_epochs": 1}), python=python)
+        toolkit(
+            {**environment, **data}, "train", FIXTURES / config, "-s", tmp_path / name, "-o", json.dumps({**overrides, "trainer.num_epochs": 1}), python=python
+        )
         with tarfile.open(tmp_path / name / "model.tar.gz") as tar:
             assert json.load(tar.extractfile("plugins.json")) == [
                 {"package": "toolkit_example_plugin", "distribution": "toolkit-example-plugin", "version": "0.1.0"}

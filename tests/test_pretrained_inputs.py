@@ -28,9 +28,15 @@ def tiny_model(token_embedders: dict, word_embedding: bool = True) -> Model:
     vocab = Vocabulary({"tokens": {w: 1 for s in WORDS for w in s}, "symbols": {"x": 1, "y": 1}})
     layer = {"input_dim": 32, "num_layers": 1, "num_heads": 2, "ff_dim": 64}
     return Model.from_params(
-        {"type": "encoder_decoder", "encoder": {"type": "transformer", **layer}, "decoder": {"type": "transformer", **layer},
-         "token_embedders": token_embedders, "word_embedding": word_embedding},
-        vocab=vocab, grammar=Grammar.from_params({"type": "sequence"}),
+        {
+            "type": "encoder_decoder",
+            "encoder": {"type": "transformer", **layer},
+            "decoder": {"type": "transformer", **layer},
+            "token_embedders": token_embedders,
+            "word_embedding": word_embedding,
+        },
+        vocab=vocab,
+        grammar=Grammar.from_params({"type": "sequence"}),
     )
 
 
@@ -96,9 +102,14 @@ def test_the_tagger_reads_through_token_embedders_alone():
     vocab = Vocabulary({"tokens": {"a": 1}, "symbols": {"NOUN": 1, "VERB": 1}})
     layer = {"input_dim": 16, "num_layers": 1, "num_heads": 2, "ff_dim": 32, "dropout": 0.0}
     model = Model.from_params(
-        {"type": "tagger", "encoder": {"type": "transformer", **layer}, "word_embedding": False,
-         "token_embedders": {"chars": {"type": "characters", "num_filters": 4, "widths": [2]}, "upos": {"type": "upos", "source": "data"}}},
-        vocab=vocab, grammar=Grammar.from_params({"type": "tags"}),
+        {
+            "type": "tagger",
+            "encoder": {"type": "transformer", **layer},
+            "word_embedding": False,
+            "token_embedders": {"chars": {"type": "characters", "num_filters": 4, "widths": [2]}, "upos": {"type": "upos", "source": "data"}},
+        },
+        vocab=vocab,
+        grammar=Grammar.from_params({"type": "tags"}),
     ).eval()
     assert model.embedding is None and model.token_embedders.projection.in_features == 4 + 32
     examples = [Example(["unseen", "words"], meta={"upos": ("NOUN", "VERB")}), Example(["a"], meta={"upos": ("NOUN",)})]
@@ -175,15 +186,13 @@ def data_env(monkeypatch, geo_slice):
 
 def train_with_bert(monkeypatch, capsys, directory, bert_dir, **params):
     overrides = {"trainer.num_epochs": 1, "model.token_embedders": {"bert": bert(bert_dir, **params)}}
-    code, out, err = run(monkeypatch, capsys, "train", CONFIG, "-s", directory, "-f", "-o", json.dumps(overrides))
+    code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", directory, "-f", "-o", json.dumps(overrides))
     assert code == 0, err
     return directory / "model.tar.gz"
 
 
 def predict_in_a_fresh_process(archive, questions) -> tuple[int, str, str]:
-    process = subprocess.run(
-        [sys.executable, "-m", "toolkit", "predict", str(archive), str(questions)], capture_output=True, text=True, cwd=REPO
-    )
+    process = subprocess.run([sys.executable, "-m", "toolkit", "predict", str(archive), str(questions)], capture_output=True, text=True, cwd=REPO)
     return process.returncode, process.stdout, process.stderr
 
 
@@ -196,8 +205,10 @@ def test_an_archive_keeps_a_copy_and_predicts_the_same_in_a_fresh_process(data_e
     questions = tmp_path / "questions.txt"
     questions.write_text("".join(line.split("\t")[0] + "\n" for line in data_env["test"].read_text().splitlines()))
     loaded = load_archive(archive)
-    expected = [" ".join(result) if isinstance(result, (list, tuple)) else str(result)
-                for result in loaded.model.predict([Example(q.split()) for q in questions.read_text().splitlines()])]
+    expected = [
+        " ".join(result) if isinstance(result, (list, tuple)) else str(result)
+        for result in loaded.model.predict([Example(q.split()) for q in questions.read_text().splitlines()])
+    ]
 
     shutil.rmtree(bert_dir)  # the archive's copy (config, tokenizer; fine-tuned weights) is all it needs
     code, out, err = predict_in_a_fresh_process(archive, questions)

@@ -126,9 +126,7 @@ def test_the_same_seed_gives_the_same_sample_and_another_seed_another(tmp_path):
     path = tmp_path / "train.tsv"
     path.write_text("\n".join(source.read_text(encoding="utf-8").splitlines()[:300]) + "\n", encoding="utf-8")
     strategies = ({"type": "abs_entities", "ratio": 0.2}, {"type": "abs_whole_phrases", "ratio": 0.2}, {"type": "concat", "k": 3, "ratio": 0.2})
-    first, second, other = (
-        [pair_of(e) for e in reader(*strategies, seed=seed).read(path)] for seed in (13, 13, 14)
-    )
+    first, second, other = ([pair_of(e) for e in reader(*strategies, seed=seed).read(path)] for seed in (13, 13, 14))
     assert len(first) > 300 and first == second
     assert first[:300] == other[:300] and first[300:] != other[300:]
 

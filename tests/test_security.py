@@ -223,10 +223,14 @@ def test_configs_have_no_native_functions(snippet, message, monkeypatch):
 
 
 def test_the_jsonnet_standard_library_runs_nothing():
-    """std has no function that runs a command, writes a file or reads the environment (ext vars aside)."""
+    """Std has no function that runs a command, writes a file or reads the environment (ext vars aside)."""
     fields = evaluate_jsonnet("{ fields: std.objectFieldsAll(std) }")["fields"]
     assert len(fields) > 100
-    suspicious = [field for field in fields if any(word in field.lower() for word in ("exec", "system", "shell", "popen", "spawn", "write", "env", "file", "http", "socket"))]
+    suspicious = [
+        field
+        for field in fields
+        if any(word in field.lower() for word in ("exec", "system", "shell", "popen", "spawn", "write", "env", "file", "http", "socket"))
+    ]
     assert suspicious == ["thisFile"]  # the path of the config being evaluated, a string
 
 

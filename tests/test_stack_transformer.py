@@ -1,5 +1,6 @@
 """The Stack-Transformer decoder: hand-checked masks, no NaN on empty stacks and buffers, incremental
-decoding equal to teacher forcing, searches that agree; and the labeled-SHIFT option of the systems."""
+decoding equal to teacher forcing, searches that agree; and the labeled-SHIFT option of the systems.
+"""
 
 import json
 import random
@@ -32,9 +33,7 @@ BIRDS = Example("Birds sing in trees".split(), DependencyTree((2, 0, 4, 2), ("ns
 def tiny_model(seed=0, grammar=None, examples=(FISH, SWIM, BIRDS), randomize_positions=True, **decoder_options) -> EncoderDecoder:
     torch.manual_seed(seed)
     grammar = grammar or Grammar.from_params({"type": "arc_standard"})
-    vocab = Vocabulary(
-        {"tokens": Counter(t for e in examples for t in e.tokens), "symbols": Counter(s for e in examples for s in grammar.oracle(e))}
-    )
+    vocab = Vocabulary({"tokens": Counter(t for e in examples for t in e.tokens), "symbols": Counter(s for e in examples for s in grammar.oracle(e))})
     options = {"num_layers": 2, "num_heads": 4, "ff_dim": 32, "dropout": 0.0, **decoder_options}
     decoder = StackTransformerDecoder(16, **options)
     model = EncoderDecoder(vocab, grammar, TransformerEncoder(16, num_layers=1, num_heads=2, ff_dim=32, dropout=0.0), decoder)
@@ -179,7 +178,8 @@ def all_action_sequences(grammar, example, labels, symbols):
 
 def test_a_wide_beam_finds_the_best_action_sequence():
     """With a beam wider than the number of sequences, beam search (reordering its caches every step)
-    returns the sequence that teacher forcing scores highest."""
+    returns the sequence that teacher forcing scores highest.
+    """
     sentence = Example("a b c d".split(), DependencyTree((2, 0, 2, 3), ("x", "root", "x", "y")))
     grammar = Grammar.from_params({"type": "arc_standard"})
     for seed in range(3):
@@ -192,11 +192,13 @@ def test_a_wide_beam_finds_the_best_action_sequence():
             for action in actions:
                 features.append(state.features())
                 state = state.apply(action)
-            indexed.append({
-                "source": model.vocab.indices(sentence.tokens, "tokens"),
-                "target": model.vocab.indices(actions, "symbols"),
-                "features": model.decoder.index_features(features),
-            })
+            indexed.append(
+                {
+                    "source": model.vocab.indices(sentence.tokens, "tokens"),
+                    "target": model.vocab.indices(actions, "symbols"),
+                    "features": model.decoder.index_features(features),
+                }
+            )
         batch = model.collate(indexed)
         log_probs = teacher_forced_log_probs(model, batch).gather(-1, batch["target_out"][..., None])[..., 0]
         scores = log_probs.sum(-1)
@@ -241,7 +243,14 @@ def labeled(name="arc_standard", words=("the", "ate"), **options):
 def test_labeled_shift_names_frequent_words_and_allows_exactly_one_shift():
     grammar = labeled()
     assert grammar.oracle(FISH) == [
-        "SHIFT", "SHIFT:ate", "LEFT-ARC:nsubj", "SHIFT:the", "SHIFT", "LEFT-ARC:det", "RIGHT-ARC:obj", "RIGHT-ARC:root",
+        "SHIFT",
+        "SHIFT:ate",
+        "LEFT-ARC:nsubj",
+        "SHIFT:the",
+        "SHIFT",
+        "LEFT-ARC:det",
+        "RIGHT-ARC:obj",
+        "RIGHT-ARC:root",
     ]
     state = grammar.initial_state(FISH)
     assert state.allowed() == ValidActions(shift=True, root_label="root")  # "She" is not decorated: plain SHIFT

@@ -1,6 +1,7 @@
 """Prediction streams: input is read as output is written, one line at a time, with memory bounded
 on any input (endless streams, lines without an end, CoNLL-U blocks without a blank line), and
-still one record out per record in."""
+still one record out per record in.
+"""
 
 import io
 import itertools
@@ -8,9 +9,9 @@ import itertools
 import pytest
 
 from predictors import Predictor
+from toolkit import files
 from toolkit.archive import load_archive
 from toolkit.files import InputLines, OverlongLine
-from toolkit import files
 
 SENTENCES = ("The cat sat on the mat .", "Birds sing .", "It rains .")
 

@@ -129,8 +129,6 @@ CONFIG = """
 """
 
 
-
-
 @pytest.fixture
 def ewt(tmp_path, monkeypatch):
     """The first 120 sentences of EWT train as TRAIN and the first 30 of EWT test as TEST."""
@@ -176,6 +174,6 @@ def test_train_evaluate_predict_on_an_ewt_slice(ewt, override, monkeypatch, caps
 
 def test_a_typo_in_the_phrase_generator_is_one_error_line(ewt, monkeypatch, capsys, tmp_path):
     override = json.dumps({"model.encoder": {"type": "hypernode_transformer", "phrases": {"type": "ngram", "max_m": 2}}})
-    code, out, err = run(monkeypatch, capsys, "train", ewt["config"], "-s", tmp_path / "run", "-o", override)
+    code, _, err = run(monkeypatch, capsys, "train", ewt["config"], "-s", tmp_path / "run", "-o", override)
     assert code == 1 and err.startswith("error: ") and "'model.encoder.phrases.max_m' (did you mean 'max_n'?)" in err
     assert "Traceback" not in err

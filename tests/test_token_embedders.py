@@ -1,6 +1,5 @@
 """Token embedders: one vector per word from a (tiny, random, local) pretrained transformer, or from characters."""
 
-import inspect
 import json
 import shutil
 import sys
@@ -8,12 +7,11 @@ import sys
 import pytest
 import torch
 
+from tests.conftest import TINY_BERT_VOCABULARY as VOCABULARY
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError
 from toolkit.modules.token_embedders import CharacterEmbedder, ScalarMix, TokenEmbedder
 from toolkit.modules.token_embedders.characters import character_ids
-
-from tests.conftest import TINY_BERT_VOCABULARY as VOCABULARY
 
 ID = {piece: i for i, piece in enumerate(VOCABULARY)}
 CLS, SEP, UNK = ID["[CLS]"], ID["[SEP]"], ID["[UNK]"]

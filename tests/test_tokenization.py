@@ -1,6 +1,7 @@
 """The English words and lemmas of toolkit.data.tokenization: the spaCy-free fallback (nltk's
 Treebank tokenizer made to split as spaCy does, simplemma's lemmas) on hand-checked sentences,
-and, where spaCy is installed, the fallback against spaCy itself."""
+and, where spaCy is installed, the fallback against spaCy itself.
+"""
 
 import re
 import sys
@@ -27,17 +28,20 @@ def words(text: str) -> list[str]:
     return [word for word, _ in treebank_tokens(text)]
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("The little prince looked at the stars.", "The little prince looked at the stars ."),
-    ("I don't know, really.", "I do n't know , really ."),
-    ("I do not like grown-ups.", "I do not like grown - ups ."),  # spaCy and the AMR Bank split hyphens inside words
-    ("He smiled. Then he left!", "He smiled . Then he left !"),  # a sentence's period before the line ends
-    ("It's 5 o'clock -- we can't stop...", "It 's 5 o'clock -- we ca n't stop ..."),
-    ('He said "hello" (twice)?', 'He said " hello " ( twice ) ?'),  # the quotes as written, not Treebank's `` and ''
-    ("Mr. Smith met Dr. Who at 5 p.m. in the U.S. in 1943.", "Mr. Smith met Dr. Who at 5 p.m. in the U.S. in 1943 ."),
-    ("a 15-year-old, b/c and/or 3-4 COVID-19", "a 15 - year - old , b / c and/or 3 - 4 COVID-19"),
-    ("I cannot draw, I'm gonna try.", "I can not draw , I 'm gon na try ."),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("The little prince looked at the stars.", "The little prince looked at the stars ."),
+        ("I don't know, really.", "I do n't know , really ."),
+        ("I do not like grown-ups.", "I do not like grown - ups ."),  # spaCy and the AMR Bank split hyphens inside words
+        ("He smiled. Then he left!", "He smiled . Then he left !"),  # a sentence's period before the line ends
+        ("It's 5 o'clock -- we can't stop...", "It 's 5 o'clock -- we ca n't stop ..."),
+        ('He said "hello" (twice)?', 'He said " hello " ( twice ) ?'),  # the quotes as written, not Treebank's `` and ''
+        ("Mr. Smith met Dr. Who at 5 p.m. in the U.S. in 1943.", "Mr. Smith met Dr. Who at 5 p.m. in the U.S. in 1943 ."),
+        ("a 15-year-old, b/c and/or 3-4 COVID-19", "a 15 - year - old , b / c and/or 3 - 4 COVID-19"),
+        ("I cannot draw, I'm gonna try.", "I can not draw , I 'm gon na try ."),
+    ],
+)
 def test_the_fallback_tokenizer_splits_as_spacy_does(text, expected):
     assert words(text) == expected.split()
 
@@ -66,7 +70,7 @@ def test_without_spacy_the_fallbacks_tokenize_and_lemmatize(no_spacy):
 
 SENTENCES = [
     "The little prince looked at the stars.",
-    "I do not like grown-ups, they said: \"Draw me a sheep!\"",
+    'I do not like grown-ups, they said: "Draw me a sheep!"',
     "He smiled. Then he left, didn't he?",
     "Mr. Smith paid $5.50 for a 15-year-old boa constrictor (really).",
 ]

@@ -143,7 +143,7 @@ def test_precision_auto_is_full_precision_on_the_cpu_and_bad_values_name_the_key
 
 
 def test_weights_that_are_views_of_one_buffer_save_and_load(tmp_path):
-    """cuDNN flattens an nn.LSTM's weights into one buffer on a GPU; tied embeddings stay tied."""
+    """CuDNN flattens an nn.LSTM's weights into one buffer on a GPU; tied embeddings stay tied."""
     from toolkit.training.checkpointer import load_weights, save_weights
 
     class Flattened(torch.nn.Module):
@@ -233,8 +233,12 @@ class DoublingReader(TsvReader):
 
 def test_validation_test_and_archive_read_with_the_validation_reader(geo_slice, tmp_path, caplog):
     directory = tmp_path / "run"
-    overrides = {"dataset_reader": {"type": "test_doubling"}, "validation_dataset_reader": {"type": "tsv"},
-                 "test_data_path": str(geo_slice["test"]), "trainer.num_epochs": 1}
+    overrides = {
+        "dataset_reader": {"type": "test_doubling"},
+        "validation_dataset_reader": {"type": "tsv"},
+        "test_data_path": str(geo_slice["test"]),
+        "trainer.num_epochs": 1,
+    }
     with caplog.at_level("INFO"):
         train_model(params(geo_slice, **overrides), directory)
     assert "read 80 training and 10 validation examples" in caplog.text
@@ -243,7 +247,8 @@ def test_validation_test_and_archive_read_with_the_validation_reader(geo_slice, 
 
 def test_training_writes_its_curves_and_tensorboard_scalars(geo_slice, tmp_path, monkeypatch):
     """The PNG is a real image of the right size; TensorBoard gets every numeric result under training/ and
-    validation/ (a stand-in SummaryWriter: the tensorboard package is an optional extra)."""
+    validation/ (a stand-in SummaryWriter: the tensorboard package is an optional extra).
+    """
     scalars = []
 
     class Writer:

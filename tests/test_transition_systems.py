@@ -62,13 +62,27 @@ def replay(grammar, ex):
 
 def test_arc_standard_oracle_on_a_small_tree():
     assert system("arc_standard").oracle(FISH) == [
-        "SHIFT", "SHIFT", "LEFT-ARC:nsubj", "SHIFT", "SHIFT", "LEFT-ARC:det", "RIGHT-ARC:obj", "RIGHT-ARC:root",
+        "SHIFT",
+        "SHIFT",
+        "LEFT-ARC:nsubj",
+        "SHIFT",
+        "SHIFT",
+        "LEFT-ARC:det",
+        "RIGHT-ARC:obj",
+        "RIGHT-ARC:root",
     ]
 
 
 def test_arc_hybrid_oracle_on_a_small_tree():
     assert system("arc_hybrid").oracle(FISH) == [
-        "SHIFT", "LEFT-ARC:nsubj", "SHIFT", "SHIFT", "LEFT-ARC:det", "SHIFT", "RIGHT-ARC:obj", "RIGHT-ARC:root",
+        "SHIFT",
+        "LEFT-ARC:nsubj",
+        "SHIFT",
+        "SHIFT",
+        "LEFT-ARC:det",
+        "SHIFT",
+        "RIGHT-ARC:obj",
+        "RIGHT-ARC:root",
     ]
 
 
@@ -88,9 +102,28 @@ def test_arc_swap_oracles_on_a_small_non_projective_tree():
 def test_lazy_swap_oracle_swaps_less_than_the_eager_one():
     lazy, eager = system("arc_swap").oracle(HEARING), system("arc_swap_eager").oracle(HEARING)
     assert lazy == [
-        "SHIFT", "SHIFT", "LEFT-ARC:det", "SHIFT", "SHIFT", "SHIFT", "SHIFT", "SHIFT", "LEFT-ARC:det", "RIGHT-ARC:pc",
-        "SWAP", "SWAP", "RIGHT-ARC:nmod", "SHIFT", "LEFT-ARC:sbj", "SHIFT", "SHIFT", "RIGHT-ARC:adv", "RIGHT-ARC:vg",
-        "SHIFT", "RIGHT-ARC:p", "RIGHT-ARC:root",
+        "SHIFT",
+        "SHIFT",
+        "LEFT-ARC:det",
+        "SHIFT",
+        "SHIFT",
+        "SHIFT",
+        "SHIFT",
+        "SHIFT",
+        "LEFT-ARC:det",
+        "RIGHT-ARC:pc",
+        "SWAP",
+        "SWAP",
+        "RIGHT-ARC:nmod",
+        "SHIFT",
+        "LEFT-ARC:sbj",
+        "SHIFT",
+        "SHIFT",
+        "RIGHT-ARC:adv",
+        "RIGHT-ARC:vg",
+        "SHIFT",
+        "RIGHT-ARC:p",
+        "RIGHT-ARC:root",
     ]
     assert eager.count("SWAP") == 6
     for grammar in (system("arc_swap"), system("arc_swap_eager")):
@@ -310,7 +343,10 @@ def test_projective_systems_projectivize_or_skip_any_tree(heads, data):
         result = check_oracle_walk(system(name), ex)
         assert result.heads == lifted and result.deprels == ex.target.deprels
         assert system(name, non_projective="skip").skips(ex) == (not is_projective(heads))
-        assert system(name, non_projective="skip").data_report([ex]) == {"non_projective_trees": int(not is_projective(heads)), "skipped_trees": int(not is_projective(heads))}
+        assert system(name, non_projective="skip").data_report([ex]) == {
+            "non_projective_trees": int(not is_projective(heads)),
+            "skipped_trees": int(not is_projective(heads)),
+        }
 
 
 @settings(max_examples=60, deadline=None)

@@ -104,7 +104,8 @@ def test_reader_options_are_checked():
 @pytest.mark.skipif(not (MULTI30K / "val.en").exists(), reason=f"Multi30k not found at {MULTI30K}")
 def test_bleu_on_tokenised_references_equals_sacrebleu_on_the_raw_ones():
     """The reader's 13a tokens re-tokenise to themselves, so scoring against the tokenised targets is
-    scoring against the raw references, as `sacrebleu` does."""
+    scoring against the raw references, as `sacrebleu` does.
+    """
     examples = ParallelTextReader("de", "en", max_examples=300).read(MULTI30K / "val")
     raw = (MULTI30K / "val.en").read_text(encoding="utf-8").splitlines()[:300]
     hypotheses = [" ".join(e.target.split()[1:]) for e in examples]  # outputs missing their first word

@@ -62,15 +62,11 @@ def test_five_node_tree_measures_and_lcrs_form():
 
 
 def test_five_node_tree_traversals_and_paths():
-    assert visits(depth_first(FIVE, Layout.NARY)) == [
-        ("f/2", ()), ("g/2", (0,)), ("a/0", (0, 0)), ("b/0", (0, 1)), ("c/0", (1,))]
-    assert visits(depth_first(FIVE, Layout.LCRS)) == [
-        ("f/2", ()), ("g/2", (0,)), ("a/0", (0, 0)), ("b/0", (0, 0, 1)), ("c/0", (0, 1))]
+    assert visits(depth_first(FIVE, Layout.NARY)) == [("f/2", ()), ("g/2", (0,)), ("a/0", (0, 0)), ("b/0", (0, 1)), ("c/0", (1,))]
+    assert visits(depth_first(FIVE, Layout.LCRS)) == [("f/2", ()), ("g/2", (0,)), ("a/0", (0, 0)), ("b/0", (0, 0, 1)), ("c/0", (0, 1))]
     # BFS over the binary tree: level 2 holds a (first child of g) and c (next sibling of g).
-    assert visits(breadth_first(FIVE, Layout.LCRS)) == [
-        ("f/2", ()), ("g/2", (0,)), ("a/0", (0, 0)), ("c/0", (0, 1)), ("b/0", (0, 0, 1))]
-    assert visits(breadth_first(FIVE, Layout.NARY)) == [
-        ("f/2", ()), ("g/2", (0,)), ("c/0", (1,)), ("a/0", (0, 0)), ("b/0", (0, 1))]
+    assert visits(breadth_first(FIVE, Layout.LCRS)) == [("f/2", ()), ("g/2", (0,)), ("a/0", (0, 0)), ("c/0", (0, 1)), ("b/0", (0, 0, 1))]
+    assert visits(breadth_first(FIVE, Layout.NARY)) == [("f/2", ()), ("g/2", (0,)), ("c/0", (1,)), ("a/0", (0, 0)), ("b/0", (0, 1))]
 
 
 def test_five_node_tree_oracles_and_allowed_bounds():
@@ -129,9 +125,16 @@ def test_arity_symbols():
 
 
 def test_lisp_errors():
-    for bad, why in [("( a b", "unbalanced '\\('"), ("a b )", "already ended"), ("( a b ) c", "already ended"),
-                     (") a", "unbalanced '\\)'"), ("( )", "followed by an atom"), ("( ( a b ) c )", "followed by an atom"),
-                     ("( x )", "no arguments"), ("  ", "empty")]:
+    for bad, why in [
+        ("( a b", "unbalanced '\\('"),
+        ("a b )", "already ended"),
+        ("( a b ) c", "already ended"),
+        (") a", "unbalanced '\\)'"),
+        ("( )", "followed by an atom"),
+        ("( ( a b ) c )", "followed by an atom"),
+        ("( x )", "no arguments"),
+        ("  ", "empty"),
+    ]:
         with pytest.raises(ValueError, match=why):
             parse_lisp(bad)
 
@@ -140,10 +143,13 @@ def test_prolog_reading_keeps_operators_and_brackets():
     text = "job ( ANS ) , \\+ ( a ( X ) , b ( X ) ) ; ( c ( X , 20 ) )"
     tree = parse_prolog(text)
     group = Tree("()", (Tree(",", (Tree("a", (leaf("X"),)), Tree("b", (leaf("X"),)))),))
-    assert tree == Tree(";", (
-        Tree(",", (Tree("job", (leaf("ANS"),)), Tree("\\+", (group,)))),
-        Tree("()", (Tree("c", (leaf("X"), leaf("20"))),)),
-    ))
+    assert tree == Tree(
+        ";",
+        (
+            Tree(",", (Tree("job", (leaf("ANS"),)), Tree("\\+", (group,)))),
+            Tree("()", (Tree("c", (leaf("X"), leaf("20"))),)),
+        ),
+    )
     assert to_prolog(tree) == text
     assert to_prolog(parse_prolog("ANS")) == "ANS"
     # trees the reader never builds still print as the same logic
@@ -296,8 +302,7 @@ def data_root() -> Path:
     return Path(os.environ.get("TOOLKIT_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 
 
-DATA = {"lisp": ["geo/train.txt", "geo/test.txt", "atis/train.tsv", "atis/dev.tsv", "atis/test.tsv"],
-        "prolog": ["jobs/train.txt", "jobs/test.txt"]}
+DATA = {"lisp": ["geo/train.txt", "geo/test.txt", "atis/train.tsv", "atis/dev.tsv", "atis/test.tsv"], "prolog": ["jobs/train.txt", "jobs/test.txt"]}
 
 
 @pytest.mark.parametrize("fmt", sorted(DATA))

@@ -201,19 +201,31 @@ def semantic_archive(tmp_path_factory) -> Path:
     (directory / "train.tsv").write_text("\n".join(lines[:40]) + "\n", encoding="utf-8")
     (directory / "test.tsv").write_text("\n".join(lines[40:45]) + "\n", encoding="utf-8")
     config = directory / "geo_phrase.json"
-    config.write_text(json.dumps({
-        "dataset_reader": {"type": "tsv"},
-        "train_data_path": str(directory / "train.tsv"), "validation_data_path": str(directory / "test.tsv"),
-        "grammar": {"type": "bracketed", "max_length": 40},
-        "model": {
-            "type": "encoder_decoder",
-            "encoder": {"type": "phrase_transformer", "input_dim": 32, "gram_sizes": [0, 2], "num_layers": 1, "ff_dim": 64},
-            "decoder": {"type": "transformer", "input_dim": 32, "num_layers": 1, "num_heads": 2, "ff_dim": 64},
-        },
-        "trainer": {"optimizer": {"type": "adam", "lr": 3e-3}, "num_epochs": 1, "max_tokens": 512, "validation_metric": "-loss",
-                    "num_checkpoints_to_average": 1, "device": "cpu", "progress_bar": False},
-        "random_seed": 7,
-    }))
+    config.write_text(
+        json.dumps(
+            {
+                "dataset_reader": {"type": "tsv"},
+                "train_data_path": str(directory / "train.tsv"),
+                "validation_data_path": str(directory / "test.tsv"),
+                "grammar": {"type": "bracketed", "max_length": 40},
+                "model": {
+                    "type": "encoder_decoder",
+                    "encoder": {"type": "phrase_transformer", "input_dim": 32, "gram_sizes": [0, 2], "num_layers": 1, "ff_dim": 64},
+                    "decoder": {"type": "transformer", "input_dim": 32, "num_layers": 1, "num_heads": 2, "ff_dim": 64},
+                },
+                "trainer": {
+                    "optimizer": {"type": "adam", "lr": 3e-3},
+                    "num_epochs": 1,
+                    "max_tokens": 512,
+                    "validation_metric": "-loss",
+                    "num_checkpoints_to_average": 1,
+                    "device": "cpu",
+                    "progress_bar": False,
+                },
+                "random_seed": 7,
+            }
+        )
+    )
     return train_archive(config, directory / "run", directory / "train.tsv", directory / "test.tsv")
 
 
@@ -296,7 +308,7 @@ def test_an_amr_graph_has_a_node_per_variable_and_an_arrow_per_relation():
     pytest.importorskip("graphviz")
     from toolkit.visualization.structures import amr_digraph
 
-    source = amr_digraph('(s / smile-01 :ARG0 (p / prince :mod (l / little)) :polarity - :time (n / now))').source
+    source = amr_digraph("(s / smile-01 :ARG0 (p / prince :mod (l / little)) :polarity - :time (n / now))").source
     assert source.count(" -> ") == 4  # ARG0, mod, time and polarity (to its constant)
     assert source.count("peripheries=2") == 1  # the top, doubled
     for label in ("smile-01", "prince", "little", "ARG0", "polarity"):
@@ -328,15 +340,36 @@ def test_visualize_an_amr_parser_with_and_without_dot(amr_archive, monkeypatch, 
 def test_visualize_a_hypernode_tagger_skips_what_it_has_not(ewt, monkeypatch, capsys, tmp_path_factory):
     directory = tmp_path_factory.mktemp("tagger")
     config = directory / "tagger.jsonnet"
-    config.write_text(json.dumps({
-        "dataset_reader": {"type": "conllu"},
-        "train_data_path": str(ewt["train"]), "validation_data_path": str(ewt["test"]),
-        "grammar": {"type": "tags"},
-        "model": {"type": "tagger", "encoder": {"type": "hypernode_transformer", "input_dim": 32, "num_layers": 1, "num_heads": 2,
-                                                 "ff_dim": 64, "phrases": {"type": "ngram", "max_n": 2}}},
-        "trainer": {"optimizer": {"type": "adam", "lr": 3e-3}, "num_epochs": 1, "max_tokens": 1024, "validation_metric": "-loss",
-                    "num_checkpoints_to_average": 1, "device": "cpu", "progress_bar": False},
-    }))
+    config.write_text(
+        json.dumps(
+            {
+                "dataset_reader": {"type": "conllu"},
+                "train_data_path": str(ewt["train"]),
+                "validation_data_path": str(ewt["test"]),
+                "grammar": {"type": "tags"},
+                "model": {
+                    "type": "tagger",
+                    "encoder": {
+                        "type": "hypernode_transformer",
+                        "input_dim": 32,
+                        "num_layers": 1,
+                        "num_heads": 2,
+                        "ff_dim": 64,
+                        "phrases": {"type": "ngram", "max_n": 2},
+                    },
+                },
+                "trainer": {
+                    "optimizer": {"type": "adam", "lr": 3e-3},
+                    "num_epochs": 1,
+                    "max_tokens": 1024,
+                    "validation_metric": "-loss",
+                    "num_checkpoints_to_average": 1,
+                    "device": "cpu",
+                    "progress_bar": False,
+                },
+            }
+        )
+    )
     archive = train_archive(config, directory / "run", ewt["train"], ewt["test"])
     sentences = directory / "sentences.txt"
     sentences.write_text("The dog barks .\n")

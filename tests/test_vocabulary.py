@@ -72,8 +72,7 @@ class TestAliases:
 
 class TestSaveLoad:
     def test_file_format(self, tmp_path):
-        vocab = Vocabulary({"tokens": {"a": 1}, "labels": {"L": 1}}, non_padded_namespaces=["labels"],
-                           namespace_aliases={"symbols": "tokens"})
+        vocab = Vocabulary({"tokens": {"a": 1}, "labels": {"L": 1}}, non_padded_namespaces=["labels"], namespace_aliases={"symbols": "tokens"})
         vocab.save(tmp_path)
         assert (tmp_path / "tokens.txt").read_text(encoding="utf-8") == "\n".join(SPECIALS + ["a"]) + "\n"
         assert (tmp_path / "labels.txt").read_text(encoding="utf-8") == "L\n"

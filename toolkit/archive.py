@@ -79,8 +79,11 @@ def write_archive(serialization_dir: str | Path, model: Model) -> Path:
         write_atomically(directory / METRICS_NAME, "{}")
     if written := toolkit_version():
         write_atomically(directory / VERSION_NAME, json.dumps({"toolkit_version": written}) + "\n")
-    names = [name for name in (CONFIG_NAME, VOCABULARY_DIR, WEIGHTS_NAME, METRICS_NAME, PLUGINS_NAME, VERSION_NAME)
-             if name not in (PLUGINS_NAME, VERSION_NAME) or (directory / name).exists()]  # older runs have neither
+    names = [
+        name
+        for name in (CONFIG_NAME, VOCABULARY_DIR, WEIGHTS_NAME, METRICS_NAME, PLUGINS_NAME, VERSION_NAME)
+        if name not in (PLUGINS_NAME, VERSION_NAME) or (directory / name).exists()
+    ]  # older runs have neither
     names += pretrained
     manifest = {"sha256": {member: sha256(directory / member) for member in sorted(_files(directory, names))}}
     write_atomically(directory / MANIFEST_NAME, json.dumps(manifest, indent=1) + "\n")
@@ -152,8 +155,7 @@ def _check_pretrained(model: Model, records: list[dict[str, Any]], path: Path) -
             raise ArchiveError(f"{path}: {PRETRAINED_NAME} names {record['module']}, which its model does not have")
         if "copy" not in record and (found := module.pretrained_source()) != record["source"]:
             raise ArchiveError(
-                f"{path} was trained with different pretrained weights for its {record['module']}: "
-                f"recorded {_short(record['source'])}, found {_short(found)}"
+                f"{path} was trained with different pretrained weights for its {record['module']}: recorded {_short(record['source'])}, found {_short(found)}"
             )
 
 
@@ -235,7 +237,7 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
         _check_pretrained(model, pretrained, path)
         try:
             load_weights(model, load_file(str(directory / WEIGHTS_NAME), device="cpu"), left_out=_unarchived_state(model))
-        except Exception as error:  # safetensors raises several types for torn or mismatched files
+        except Exception as error:  # noqa: BLE001 - safetensors raises several types for torn or mismatched files
             raise ArchiveError(f"{path}: cannot load {WEIGHTS_NAME}: {error}") from None
     model.to(device).eval()
     return Archive(model, config, reader, metrics, training_metrics)
@@ -265,9 +267,7 @@ def _check_version(directory: Path, path: Path) -> None:
         raise ArchiveError(f"{path}: corrupt {VERSION_NAME}: {error!r}") from None
     installed = toolkit_version()
     if installed is not None and major > _major(installed):
-        raise ArchiveError(
-            f"{path} was written by {DISTRIBUTION} {written}, newer than the installed {installed}: upgrade to {major}.x to load it"
-        )
+        raise ArchiveError(f"{path} was written by {DISTRIBUTION} {written}, newer than the installed {installed}: upgrade to {major}.x to load it")
 
 
 def _extract(path: Path, into: Path) -> Path:

@@ -13,9 +13,7 @@ import click
 
 from toolkit.errors import ToolkitError
 
-include_option = click.option(
-    "--include-package", "include", multiple=True, metavar="PACKAGE", help="Import PACKAGE to register its components (repeatable)."
-)
+include_option = click.option("--include-package", "include", multiple=True, metavar="PACKAGE", help="Import PACKAGE to register its components (repeatable).")
 device_option = click.option("--device", default="auto", show_default=True, help="cpu, cuda, cuda:N or auto.")
 beam_option = click.option("--beam-size", type=click.IntRange(min=1), default=None, help="Beam search with this beam (default: the model's search).")
 
@@ -60,7 +58,12 @@ def cli(verbose: bool) -> None:
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False))
 @click.option("-s", "--serialization-dir", required=True, type=click.Path(file_okay=False), help="Where checkpoints, logs and the archive go.")
-@click.option("-o", "--overrides", multiple=True, help='JSON or jsonnet (inline, or a file) merged into the config, e.g. \'{"trainer.num_epochs": 5}\'; repeatable, later ones win.')
+@click.option(
+    "-o",
+    "--overrides",
+    multiple=True,
+    help="JSON or jsonnet (inline, or a file) merged into the config, e.g. '{\"trainer.num_epochs\": 5}'; repeatable, later ones win.",
+)
 @click.option("--recover", is_flag=True, help="Continue the training in SERIALIZATION_DIR from its last checkpoint.")
 @click.option("-f", "--force", is_flag=True, help="Delete SERIALIZATION_DIR first.")
 @include_option
@@ -77,8 +80,9 @@ def train(config: str, serialization_dir: str, overrides: tuple[str, ...], recov
 @click.argument("archive", type=click.Path())
 @click.argument("data", type=click.Path())
 @click.option("--output-file", type=click.Path(dir_okay=False), default=None, help="Also write the metrics here.")
-@click.option("--metric", "extra_metrics", multiple=True, metavar="NAME",
-              help="Also score with this registered metric (repeatable), e.g. both smatch and exact_smatch.")
+@click.option(
+    "--metric", "extra_metrics", multiple=True, metavar="NAME", help="Also score with this registered metric (repeatable), e.g. both smatch and exact_smatch."
+)
 @beam_option
 @device_option
 @include_option
@@ -121,7 +125,9 @@ def evaluate(
 @beam_option
 @device_option
 @include_option
-def predict(archive: str, input_file: str, predictor: str | None, output_file: str | None, batch_size: int, beam_size: int | None, device: str, include: tuple[str, ...]) -> None:
+def predict(
+    archive: str, input_file: str, predictor: str | None, output_file: str | None, batch_size: int, beam_size: int | None, device: str, include: tuple[str, ...]
+) -> None:
     """Parse each line of INPUT (plain text or JSON; - for stdin); one JSON line out per line in.
 
     ``--predictor dependency`` reads plain text or CoNLL-U and writes one CoNLL-U sentence per input sentence.

@@ -1,6 +1,6 @@
-"""The files a user names: input read line by line, output that fails in one line, atomic writes, a lock.
+r"""The files a user names: input read line by line, output that fails in one line, atomic writes, a lock.
 
-A line is what ends in ``\\n`` (or the end of the file), as ``wc -l`` counts: a bare ``\\r``, a form
+A line is what ends in ``\n`` (or the end of the file), as ``wc -l`` counts: a bare ``\r``, a form
 feed or U+2028 inside a line stays inside it, so a predictor writes exactly one record per input
 line. Every operating-system error on a named path becomes a :class:`ToolkitError` that names the
 path and the reason (``permission denied``), never a traceback.
@@ -55,7 +55,7 @@ def check_line(line: str) -> None:
 
 
 class InputLines:
-    """The lines of a text stream without their endings (``\\n`` or ``\\r\\n``); ``name`` says where they come from.
+    r"""The lines of a text stream without their endings (``\n`` or ``\r\n``); ``name`` says where they come from.
 
     Lines are read one at a time, and none whole past ``MAX_LINE_CHARS``, so reading a file of any
     size holds one line in memory.
@@ -94,7 +94,7 @@ def input_lines(path: str | os.PathLike) -> Iterator[InputLines]:
             stream.detach()  # leave sys.stdin open
         return
     try:
-        stream = open(path, encoding="utf-8-sig", errors="replace", newline="\n")
+        stream = open(path, encoding="utf-8-sig", errors="replace", newline="\n")  # noqa: SIM115 - closed below, errors first
     except FileNotFoundError:
         raise ToolkitError(f"input file not found: {path}") from None
     except OSError as error:
@@ -154,7 +154,7 @@ class DirectoryLock:
     def acquire(self, doing: str) -> None:
         """Take the lock, or raise naming the process that holds it; *doing* says what was refused."""
         try:
-            self.handle = open(self.path, "a+", encoding="utf-8")
+            self.handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release()
         except OSError as error:
             raise ToolkitError(f"cannot {doing}: cannot write in {self.path.parent}: {reason(error)}") from None
         if fcntl is None:

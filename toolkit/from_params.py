@@ -221,17 +221,13 @@ _CONTAINERS = {
 }
 
 
-def _convert_container(
-    value: Any, origin: Any, args: tuple, annotation: Any, path: str, extras: Mapping[str, Any]
-) -> Any:
+def _convert_container(value: Any, origin: Any, args: tuple, annotation: Any, path: str, extras: Mapping[str, Any]) -> Any:
     kind = _CONTAINERS[origin]
     if kind is dict:
         if not isinstance(value, Mapping):
             raise _mismatch(path, _type_name(annotation), value)
         item_type = args[1] if len(args) == 2 else Any
-        return {
-            key: convert(item, item_type, f"{path}.{key}", extras) for key, item in value.items()
-        }
+        return {key: convert(item, item_type, f"{path}.{key}", extras) for key, item in value.items()}
     if not isinstance(value, list):
         raise _mismatch(path, _type_name(annotation), value)
     if kind is tuple and args and args[-1] is not Ellipsis:
@@ -240,8 +236,7 @@ def _convert_container(
         item_types: list[Any] = list(args)
     else:
         item_types = [args[0] if args else Any] * len(value)
-    items = [convert(item, item_type, f"{path}.{index}", extras)
-             for index, (item, item_type) in enumerate(zip(value, item_types))]
+    items = [convert(item, item_type, f"{path}.{index}", extras) for index, (item, item_type) in enumerate(zip(value, item_types))]
     return kind(items)
 
 
@@ -305,9 +300,7 @@ def _check_leftovers(params: Params, valid: list[str]) -> None:
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         described.append(f"'{params.path(key)}'{hint}")
     plural = "s" if len(leftovers) > 1 else ""
-    raise ConfigurationError(
-        f"unknown key{plural} {', '.join(described)}; valid keys: {', '.join(valid) or '(none)'}"
-    )
+    raise ConfigurationError(f"unknown key{plural} {', '.join(described)}; valid keys: {', '.join(valid) or '(none)'}")
 
 
 def _is_instance_of(value: Any, annotation: Any) -> bool:
@@ -319,8 +312,7 @@ def _is_instance_of(value: Any, annotation: Any) -> bool:
         annotation = get_args(annotation)[0]
     is_union = get_origin(annotation) in (Union, types.UnionType)
     members = get_args(annotation) if is_union else (annotation,)
-    classes = [member for member in members
-               if isinstance(member, type) and member not in (*_SCALARS, object, type(None))]
+    classes = [member for member in members if isinstance(member, type) and member not in (*_SCALARS, object, type(None))]
     return any(isinstance(value, member) for member in classes)
 
 
@@ -352,15 +344,13 @@ def _parameters(target: Callable[..., Any]) -> dict[str, tuple[inspect.Parameter
     return found
 
 
-def _own_parameters(
-    function: Callable[..., Any], skip_first: bool
-) -> tuple[dict[str, tuple[inspect.Parameter, Any]], bool]:
+def _own_parameters(function: Callable[..., Any], skip_first: bool) -> tuple[dict[str, tuple[inspect.Parameter, Any]], bool]:
     try:
         signature = inspect.signature(function)
     except (TypeError, ValueError):  # a builtin without a signature
         return {}, False
     hints = _type_hints(function)
-    listed = list(signature.parameters.values())[1 if skip_first else 0:]
+    listed = list(signature.parameters.values())[1 if skip_first else 0 :]
     parameters = {
         parameter.name: (parameter, hints.get(parameter.name, parameter.annotation))
         for parameter in listed
@@ -375,14 +365,14 @@ def _type_hints(function: Callable[..., Any]) -> dict[str, Any]:
     function = inspect.unwrap(getattr(function, "__func__", function))
     try:
         return typing.get_type_hints(function, include_extras=True)
-    except Exception:  # a name only imported under TYPE_CHECKING, say: resolve one by one
+    except Exception:  # noqa: BLE001 - a name only imported under TYPE_CHECKING, say: resolve one by one
         namespace = getattr(function, "__globals__", {})
         hints = {}
         for name, annotation in getattr(function, "__annotations__", {}).items():
             try:
                 is_text = isinstance(annotation, str)
                 hints[name] = eval(annotation, namespace) if is_text else annotation
-            except Exception:
+            except Exception:  # noqa: BLE001 - an annotation that does not evaluate is Any
                 hints[name] = Any
         return hints
 

@@ -179,9 +179,7 @@ class Params(MutableMapping):
         return f"Params({self._params!r}, history={self._history!r})"
 
 
-def evaluate_jsonnet(
-    path_or_snippet: str | os.PathLike[str], ext_vars: Mapping[str, str] | None = None
-) -> dict[str, Any]:
+def evaluate_jsonnet(path_or_snippet: str | os.PathLike[str], ext_vars: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Evaluate a jsonnet file (a Path, or a str naming an existing file) or a jsonnet snippet.
 
     Imports are resolved relative to the file's directory. Errors become ConfigurationError with
@@ -273,7 +271,6 @@ def merge(config: Mapping[str, Any], overrides: Mapping[str, Any], keys_of: Keys
     return _merge(config, overrides, keys_of, "")
 
 
-
 def _merge(config: Mapping[str, Any], overrides: Mapping[str, Any], keys_of: KeysOf | None, path: str) -> dict[str, Any]:
     merged = copy_tree(config)
     for key, value in overrides.items():
@@ -293,7 +290,5 @@ def _retyped(old: dict[str, Any], old_type: str, new_type: str, keys_of: KeysOf 
     taken = (keys_of(old_type, new_type) if keys_of else None) or set()
     kept = {key: value for key, value in old.items() if key in taken and key != "type"}
     if dropped := sorted(set(old) - set(kept) - {"type"}):
-        logger.info(
-            "override: %s is now %r, no longer %r, so it drops %s", path, new_type, old_type, ", ".join(f"{path}.{key}" for key in dropped)
-        )
+        logger.info("override: %s is now %r, no longer %r, so it drops %s", path, new_type, old_type, ", ".join(f"{path}.{key}" for key in dropped))
     return kept

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from functools import cache
 from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions, version
 from pathlib import Path
+
 from toolkit.errors import ArchiveError, ConfigurationError
 from toolkit.files import write_atomically
 
@@ -36,8 +37,18 @@ PLUGINS_NAME = "plugins.json"
 
 def import_builtin_components() -> None:
     """Import every toolkit module that registers something, so that names resolve and ``list`` is complete."""
-    for module in ("toolkit.data.dataset_readers", "toolkit.grammars", "toolkit.models", "toolkit.metrics", "toolkit.decoding",
-                   "toolkit.phrases", "toolkit.training.trainer", "predictors", "tree_codecs", "transition_systems"):
+    for module in (
+        "toolkit.data.dataset_readers",
+        "toolkit.grammars",
+        "toolkit.models",
+        "toolkit.metrics",
+        "toolkit.decoding",
+        "toolkit.phrases",
+        "toolkit.training.trainer",
+        "predictors",
+        "tree_codecs",
+        "transition_systems",
+    ):
         importlib.import_module(module)
 
 
@@ -66,7 +77,7 @@ def load_entry_point_plugins() -> bool:
         found = True
         try:
             entry_point.load()
-        except Exception as error:  # a broken plugin must not break the toolkit
+        except Exception as error:  # noqa: BLE001 - a broken plugin must not break the toolkit
             logger.warning("plugin %s (entry point %s) could not be loaded: %s", entry_point.value, entry_point.name, error)
     return found
 
@@ -131,8 +142,7 @@ def require_plugins(directory: Path, archive: Path) -> None:
                 raise  # the plugin is there but one of its own imports is missing: a real bug, shown as one
             install = f"pip install {distribution}=={wanted}" if distribution else f"put {package} on PYTHONPATH or pip install it"
             raise ArchiveError(
-                f"{archive} needs the plugin package '{package}'"
-                f"{f' ({distribution} {wanted})' if distribution else ''}, which is not installed: {install}"
+                f"{archive} needs the plugin package '{package}'{f' ({distribution} {wanted})' if distribution else ''}, which is not installed: {install}"
             ) from None
         installed = distribution_of(package)
         if distribution and installed and installed[1] != wanted:

@@ -50,9 +50,7 @@ class Registrable(FromParams):
     default_implementation: ClassVar[str | None] = None
 
     @classmethod
-    def register(
-        cls, name: str, constructor: str | None = None, exist_ok: bool = False
-    ) -> Callable[[type[R]], type[R]]:
+    def register(cls, name: str, constructor: str | None = None, exist_ok: bool = False) -> Callable[[type[R]], type[R]]:
         """Decorator registering a subclass under *name* in *cls*'s registry.
 
         *constructor* names a classmethod to build with instead of ``__init__``. Re-registering
@@ -63,22 +61,13 @@ class Registrable(FromParams):
 
         def add(subclass: type[R]) -> type[R]:
             if not (isinstance(subclass, type) and issubclass(subclass, cls)):
-                raise ConfigurationError(
-                    f"cannot register {_full_name(subclass)} as '{name}': "
-                    f"it is not a subclass of {_full_name(cls)}"
-                )
+                raise ConfigurationError(f"cannot register {_full_name(subclass)} as '{name}': it is not a subclass of {_full_name(cls)}")
             if constructor is not None and not callable(getattr(subclass, constructor, None)):
-                raise ConfigurationError(
-                    f"cannot register {_full_name(subclass)} as '{name}': "
-                    f"it has no constructor '{constructor}'"
-                )
+                raise ConfigurationError(f"cannot register {_full_name(subclass)} as '{name}': it has no constructor '{constructor}'")
             if name in registry and not exist_ok:
                 existing = registry[name][0]
                 if _full_name(existing) != _full_name(subclass):
-                    raise ConfigurationError(
-                        f"cannot register {_full_name(subclass)} as {cls.__name__} '{name}': "
-                        f"the name is taken by {_full_name(existing)}"
-                    )
+                    raise ConfigurationError(f"cannot register {_full_name(subclass)} as {cls.__name__} '{name}': the name is taken by {_full_name(existing)}")
             registry[name] = (subclass, constructor)
             return subclass
 
@@ -148,10 +137,7 @@ class Registrable(FromParams):
         except RegistryError as error:
             raise RegistryError(f"{params.path('type')}: {error}") from None
         if not issubclass(subclass, cls):
-            raise RegistryError(
-                f"{params.path('type')}: '{name}' is a {_full_name(subclass)}, "
-                f"which is not a {cls.__name__}"
-            )
+            raise RegistryError(f"{params.path('type')}: '{name}' is a {_full_name(subclass)}, which is not a {cls.__name__}")
         for recorder in _recorders:
             recorder.add(subclass)
         if constructor:
@@ -163,10 +149,7 @@ class Registrable(FromParams):
 
 def registered_bases() -> dict[type, dict[str, type]]:
     """Every class owning a registry -> its names -> classes (what ``toolkit list`` shows)."""
-    return {
-        base: {name: subclass for name, (subclass, _) in sorted(entries.items())}
-        for base, entries in Registrable._registry.items()
-    }
+    return {base: {name: subclass for name, (subclass, _) in sorted(entries.items())} for base, entries in Registrable._registry.items()}
 
 
 def keys_taken(old_type: str, new_type: str) -> set[str] | None:
@@ -192,8 +175,7 @@ def _registry_of(cls: type) -> dict[str, _Entry]:
 
 
 def _is_registered_class(cls: type) -> bool:
-    return any(entry[0] is cls for entries in Registrable._registry.values()
-               for entry in entries.values())
+    return any(entry[0] is cls for entries in Registrable._registry.values() for entry in entries.values())
 
 
 def _overrides_from_params(cls: type) -> bool:

@@ -1,4 +1,6 @@
-"""A spaCy pipeline component that parses with a toolkit archive::
+"""A spaCy pipeline component that parses with a toolkit archive.
+
+Added to any pipeline::
 
     nlp = spacy.blank("en")                      # or any pipeline; a sentencizer first splits sentences
     nlp.add_pipe("toolkit_parser", config={"archive": "runs/ewt/model.tar.gz"})
@@ -61,9 +63,7 @@ class ToolkitParser:
                 if not cls.has_extension("amr"):
                     cls.set_extension("amr", default=None)
         else:
-            raise ConfigurationError(
-                f"the {FACTORY} component needs a dependency or AMR archive; {archive} has a {type(grammar).__name__} grammar"
-            )
+            raise ConfigurationError(f"the {FACTORY} component needs a dependency or AMR archive; {archive} has a {type(grammar).__name__} grammar")
 
     def __call__(self, doc: Doc) -> Doc:
         self.annotate([doc])

@@ -78,8 +78,8 @@ class Configuration(State):
 
     def attach(self, head: int, dependent: int, label: str, stack: tuple[int, ...], buffer: tuple[int, ...]) -> Configuration:
         """A copy with the arc ``head -> dependent`` added and the given stack and buffer."""
-        heads = self.heads[:dependent] + (head,) + self.heads[dependent + 1:]
-        labels = self.labels[:dependent] + (label,) + self.labels[dependent + 1:]
+        heads = self.heads[:dependent] + (head,) + self.heads[dependent + 1 :]
+        labels = self.labels[:dependent] + (label,) + self.labels[dependent + 1 :]
         return Configuration(self.system, stack, buffer, heads, labels, self.shift_symbols)
 
     def move(self, stack: tuple[int, ...], buffer: tuple[int, ...]) -> Configuration:

@@ -1,18 +1,18 @@
-"""Prolog-style terms (JOBS logical forms) as trees, with an exact print-back.
+r"""Prolog-style terms (JOBS logical forms) as trees, with an exact print-back.
 
-``job ( ANS ) , \\+ ( a ( X ) , b ( X ) ) ; ( c ( X ) )`` is read with Prolog's operator
-priorities (``;`` loosest, then ``,``, then the prefix ``\\+``), which become tree nodes:
+``job ( ANS ) , \+ ( a ( X ) , b ( X ) ) ; ( c ( X ) )`` is read with Prolog's operator
+priorities (``;`` loosest, then ``,``, then the prefix ``\+``), which become tree nodes:
 
 - ``a , b , c``  -> ``,`` with children a, b, c (a chain of one operator is one n-ary node, like
   ``and/3`` in the lambda-calculus data, so conjunct order is flat rather than a right spine);
 - ``a ; b``      -> ``;`` with children a, b;
-- ``\\+ a``       -> ``\\+`` with one child;
+- ``\+ a``       -> ``\+`` with one child;
 - ``( a )``      -> ``()`` with one child: written brackets are kept as a node, since the data
   brackets redundantly (``( ( language ( ANS , l0 ) ) ; ( ... ) )``) and printing must give
   the text back exactly;
 - ``f ( x , y )`` -> ``f`` with children x, y; an atom alone is a leaf.
 
-Tokens are space-separated, so ``\\+ (`` and ``\\+(`` cannot be told apart: ``\\+`` is always the
+Tokens are space-separated, so ``\+ (`` and ``\+(`` cannot be told apart: ``\+`` is always the
 prefix operator. An operator node at another arity than its own (a decoder may emit ``,/1``)
 prints as an ordinary term, and printing brackets a child whenever its operator binds looser
 than its place, so every printed tree reads back as the same logic.

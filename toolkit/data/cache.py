@@ -50,7 +50,8 @@ def fingerprint(path: str | Path) -> str:
 
 def cache_key(config: Mapping[str, Any], *data_paths: str | Path, inputs: Sequence[Any] = ()) -> str:
     """The entry's name: a hash of the data files' contents, the config that shapes indexing, *inputs*
-    (the token embedders' ``inputs_source()``) and the version."""
+    (the token embedders' ``inputs_source()``) and the version.
+    """
     try:
         toolkit_version = version("parsing-toolkit")
     except PackageNotFoundError:
@@ -58,8 +59,13 @@ def cache_key(config: Mapping[str, Any], *data_paths: str | Path, inputs: Sequen
     shaping = {key: value for key, value in config.items() if key not in NOT_IN_KEY}
     # the lemmatizer shapes AMR oracles: spaCy's lemmas and simplemma's must not share an entry
     text = json.dumps(
-        {"config": shaping, "data": [fingerprint(path) for path in data_paths], "version": toolkit_version, "lemmas": lemmatizer_name(),
-         **({"inputs": list(inputs)} if inputs else {})},
+        {
+            "config": shaping,
+            "data": [fingerprint(path) for path in data_paths],
+            "version": toolkit_version,
+            "lemmas": lemmatizer_name(),
+            **({"inputs": list(inputs)} if inputs else {}),
+        },
         sort_keys=True,
     )
     return hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -67,7 +73,8 @@ def cache_key(config: Mapping[str, Any], *data_paths: str | Path, inputs: Sequen
 
 def cached(directory: str | Path | None, key: str, compute: Callable[[], Sequence[Any]], write: bool = True) -> list[Any]:
     """``compute()``, or the entry *key* in *directory* when it exists (written after computing, if
-    *write*: under ``torchrun`` only rank 0 writes); no cache when *directory* is ``None``."""
+    *write*: under ``torchrun`` only rank 0 writes); no cache when *directory* is ``None``.
+    """
     if directory is None:
         return list(compute())
     path = Path(directory) / f"{key}.pickle"

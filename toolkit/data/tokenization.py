@@ -20,6 +20,7 @@ and the AMR oracle fitted on train scores 0.960 Smatch on dev (spaCy's lemmas: 0
 import logging
 import re
 from functools import lru_cache
+from itertools import pairwise
 
 logger = logging.getLogger(__name__)
 
@@ -30,8 +31,7 @@ INFIX = re.compile(r"(?<=[^\W_])[-/](?=[^\W\d_])|(?<=\d)-(?=\d)")
 # a period after a number or a word of two letters or more; spaCy keeps these abbreviations whole
 FINAL_PERIOD = re.compile(r"(?:[^\W_]{2,}|\d)\.")
 ABBREVIATIONS = frozenset(
-    "Mr Mrs Ms Messrs Dr Prof St Mt Jr Sr Gen Gov Sen Rep Rev Adm Inc Ltd Co co Corp Bros vs "
-    "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec".split()
+    "Mr Mrs Ms Messrs Dr Prof St Mt Jr Sr Gen Gov Sen Rep Rev Adm Inc Ltd Co co Corp Bros vs Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec".split()
 )
 
 
@@ -54,7 +54,7 @@ def _spacy_tokenizer():  # type: ignore[no-untyped-def]
 
 
 def spacy_tokens(text: str) -> Tokens:
-    """spaCy's English words of *text* (spaCy must be installed)."""
+    """SpaCy's English words of *text* (spaCy must be installed)."""
     return [(token.text, bool(token.whitespace_)) for token in _spacy_tokenizer()(text) if not token.is_space]
 
 
@@ -70,10 +70,10 @@ def _pieces(word: str) -> list[tuple[int, int]]:
     if word.lower() == "and/or":  # one of spaCy's exceptions, and frequent
         return [(0, len(word))]
     bounds = sorted({0, len(word)} | {i for match in INFIX.finditer(word) for i in match.span()})
-    last = word[bounds[-2]:]
+    last = word[bounds[-2] :]
     if FINAL_PERIOD.fullmatch(last) and last[:-1] not in ABBREVIATIONS:
         bounds.insert(-1, len(word) - 1)
-    return list(zip(bounds, bounds[1:]))
+    return list(pairwise(bounds))
 
 
 def treebank_tokens(text: str) -> Tokens:
@@ -98,7 +98,7 @@ def tokenizer_name() -> str:
 
 @lru_cache(maxsize=1)
 def _pipeline():  # type: ignore[no-untyped-def]
-    """spaCy's English pipeline (tagger and lemmatizer) and its ``Doc``, or ``None`` (logged once)."""
+    """SpaCy's English pipeline (tagger and lemmatizer) and its ``Doc``, or ``None`` (logged once)."""
     spacy = _spacy()
     if spacy is None:
         logger.info("spaCy is not installed: lemmas are simplemma's (pip install the 'spacy' extra for spaCy's)")

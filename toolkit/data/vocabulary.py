@@ -63,8 +63,7 @@ class Vocabulary:
         for alias, target in self._aliases.items():
             if target in self._aliases:
                 raise ConfigurationError(
-                    f"namespace_aliases: {alias!r} -> {target!r}, but {target!r} is itself an alias; "
-                    "point aliases at a canonical namespace"
+                    f"namespace_aliases: {alias!r} -> {target!r}, but {target!r} is itself an alias; point aliases at a canonical namespace"
                 )
         self._index_to_token: dict[str, list[str]] = {}
         self._token_to_index: dict[str, dict[str, int]] = {}
@@ -125,8 +124,7 @@ class Vocabulary:
         if self.is_padded(namespace):
             return self.UNK_INDEX
         raise KeyError(
-            f"token {token!r} is not in the non-padded namespace {self.canonical(namespace)!r} "
-            f"({len(token_to_index)} tokens), which has no unknown token"
+            f"token {token!r} is not in the non-padded namespace {self.canonical(namespace)!r} ({len(token_to_index)} tokens), which has no unknown token"
         )
 
     def indices(self, tokens: Iterable[str], namespace: str = "tokens") -> list[int]:
@@ -137,10 +135,7 @@ class Vocabulary:
         """Token at *index*; ``KeyError`` if out of range."""
         index_to_token, _ = self._table(namespace)
         if not 0 <= index < len(index_to_token):
-            raise KeyError(
-                f"index {index} is out of range for namespace {self.canonical(namespace)!r} "
-                f"of size {len(index_to_token)}"
-            )
+            raise KeyError(f"index {index} is out of range for namespace {self.canonical(namespace)!r} of size {len(index_to_token)}")
         return index_to_token[index]
 
     def size(self, namespace: str = "tokens") -> int:
@@ -158,11 +153,7 @@ class Vocabulary:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Vocabulary):
             return NotImplemented
-        return (
-            self._index_to_token == other._index_to_token
-            and self._non_padded == other._non_padded
-            and self._aliases == other._aliases
-        )
+        return self._index_to_token == other._index_to_token and self._non_padded == other._non_padded and self._aliases == other._aliases
 
     def __repr__(self) -> str:
         sizes = ", ".join(f"{ns}: {len(tokens)}" for ns, tokens in self._index_to_token.items())

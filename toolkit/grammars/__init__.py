@@ -1,7 +1,7 @@
 """Output grammars: the state machines that decoding runs on (see :mod:`toolkit.grammars.grammar`)."""
 
 from toolkit.grammars.bracketed import BracketedGrammar, BracketedState
-from toolkit.grammars.grammar import Allowed, AllExcept, Derivation, Grammar, State, SymbolTable
+from toolkit.grammars.grammar import AllExcept, Allowed, Derivation, Grammar, State, SymbolTable
 from toolkit.grammars.sequence import SequenceGrammar, SequenceState
 
 __all__ = ["AllExcept", "Allowed", "BracketedGrammar", "BracketedState", "Derivation", "Grammar", "SequenceGrammar", "SequenceState", "State", "SymbolTable"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import Vocabulary
 from toolkit.errors import ConfigurationError
-from toolkit.grammars.grammar import Allowed, AllExcept, Grammar, State
+from toolkit.grammars.grammar import AllExcept, Allowed, Grammar, State
 from toolkit.grammars.sequence import SequenceGrammar
 
 EOS = Vocabulary.EOS

@@ -117,7 +117,8 @@ class Grammar(Registrable):
 
     def skips(self, example: Example) -> bool:
         """Whether training should leave *example* out: the grammar cannot derive it by choice (e.g. a
-        non-projective tree for a projective transition system told to skip them); ``data_report`` counts them."""
+        non-projective tree for a projective transition system told to skip them); ``data_report`` counts them.
+        """
         return False
 
     def oracle_metrics(self) -> list["Metric"]:

@@ -10,4 +10,16 @@ from toolkit.metrics.metric import Metric
 from toolkit.metrics.smatch import Smatch
 from toolkit.metrics.token_accuracy import TokenAccuracy
 
-__all__ = ["AttachmentScores", "Bleu", "ExactMatch", "ExactSmatch", "LogicMatch", "Metric", "canonical", "parse_sexpr", "Smatch", "TagAccuracy", "TokenAccuracy"]
+__all__ = [
+    "AttachmentScores",
+    "Bleu",
+    "ExactMatch",
+    "ExactSmatch",
+    "LogicMatch",
+    "Metric",
+    "Smatch",
+    "TagAccuracy",
+    "TokenAccuracy",
+    "canonical",
+    "parse_sexpr",
+]

@@ -9,7 +9,8 @@ from toolkit.metrics.metric import Metric
 
 def gold_tags(value: Any, field: str = "upos") -> Sequence[str] | None:
     """The tags in *value*: its *field* (an attribute or a key, e.g. a ``DependencyTree``'s ``upos``),
-    or *value* itself when it is a space-separated string or a list of tags; ``None`` if it has none."""
+    or *value* itself when it is a space-separated string or a list of tags; ``None`` if it has none.
+    """
     if isinstance(value, str):
         return value.split()
     if isinstance(value, Mapping):

@@ -16,7 +16,7 @@ ORDER = 4
 
 
 def bleu_tokenizer(name: str, key: str = "tokenize"):
-    """sacreBLEU's tokenizer *name* (``13a``, ``intl``, ``none``, ...): a function from text to space-separated tokens."""
+    """SacreBLEU's tokenizer *name* (``13a``, ``intl``, ``none``, ...): a function from text to space-separated tokens."""
     from sacrebleu.metrics.bleu import BLEU
 
     if name not in BLEU.TOKENIZERS:
@@ -48,9 +48,7 @@ class Bleu(Metric):
     Registered as ``"bleu"``.
     """
 
-    count_names = ("hypothesis_length", "reference_length") + tuple(
-        f"{kind}_{n}" for kind in ("matches", "ngrams") for n in range(1, ORDER + 1)
-    )
+    count_names = ("hypothesis_length", "reference_length") + tuple(f"{kind}_{n}" for kind in ("matches", "ngrams") for n in range(1, ORDER + 1))
 
     def __init__(self, tokenize: str = "13a", lowercase: bool = False, smooth_method: str = "exp") -> None:
         from sacrebleu.metrics.bleu import BLEU

@@ -128,7 +128,7 @@ def read_graph(text: str, semantics: str = "smatch") -> SmatchGraph:
                 role, inversions = role[:-3], inversions + 1
             inverted = inversions % 2 == 1
         else:
-            inverted = role.endswith("-of") and role not in INVERSE_EXCEPTIONS or role == "mod"
+            inverted = (role.endswith("-of") and role not in INVERSE_EXCEPTIONS) or role == "mod"
             role = "domain" if role == "mod" else _normalize(role[:-3] if inverted else role)
         if isinstance(target, str):
             if target in variables:
@@ -202,7 +202,8 @@ class _Problem:
     @property
     def pairwise(self) -> Counter:
         """Relation matches per pair of node pairs, ``((i, j), (k, l)) -> count``: the program's quadratic
-        terms (built only for the LP and the MIP; most pairs never need them)."""
+        terms (built only for the LP and the MIP; most pairs never need them).
+        """
         if self._pairwise is None:
             self._pairwise = Counter()
             for name, s, t, a in self.test_edges:
@@ -212,7 +213,8 @@ class _Problem:
 
     def _adjacency(self) -> tuple[np.ndarray, np.ndarray]:
         """The relations of labels both graphs have, as tensors ``(node, label and direction, far node)`` of
-        copy counts, test ``(n1, c, n1)`` and gold ``(n2, c, n2)``; self-loops are unary, not here."""
+        copy counts, test ``(n1, c, n1)`` and gold ``(n2, c, n2)``; self-loops are unary, not here.
+        """
         shared = sorted({name for name, *_ in self.gold_edge_counts} & {name for name, *_ in self.test_edges})
         labels = {name: 2 * k for k, name in enumerate(shared)}
         c = max(2 * len(shared), 1)
@@ -255,12 +257,13 @@ def _relink(problem: _Problem, mapping: list[int], score: int, rounds: int = 3) 
     """Iterated linear assignment: weigh each node pair by its unary matches plus the relation matches it
     would make with the other nodes where *mapping* puts them, assign again, and keep the result while the
     score rises. A few matrix products and assignments: a much better start than the bound's own mapping
-    on unrelated graphs, so that more pairs reach the root bound with no search."""
+    on unrelated graphs, so that more pairs reach the root bound with no search.
+    """
     a1, a2 = problem.adjacency
     n1, c = a1.shape[:2]
     flat1 = a1.reshape(n1, -1)
     for _ in range(rounds):
-        mapped = [k for k, l in enumerate(mapping) if l >= 0]
+        mapped = [k for k, image_k in enumerate(mapping) if image_k >= 0]
         image = np.zeros((problem.n2, c, n1))  # image[j, :, k]: gold j's edges to where test k is mapped
         image[:, :, mapped] = a2[:, :, [mapping[k] for k in mapped]]
         _, candidate = _assignment(problem.unary + flat1 @ image.reshape(problem.n2, -1).T)
@@ -341,15 +344,16 @@ def _branch_and_bound(problem: _Problem, mapping: list[int], score: int, node_li
 
     flat1, flat2 = a1.reshape(n1 * c, n1), a2.reshape(n2 * c, n2)
 
-    def link(k: int, l: int) -> np.ndarray:
-        """What fixing test node k to gold node l adds to every other pair: the relations between them and (k, l)."""
-        t_fix, g_fix = a1[:, :, k], a2[:, :, l]  # (n1, c), (n2, c)
+    def link(k: int, g: int) -> np.ndarray:
+        """What fixing test node k to gold node g adds to every other pair: the relations between them and (k, g)."""
+        t_fix, g_fix = a1[:, :, k], a2[:, :, g]  # (n1, c), (n2, c)
         return t_fix @ g_fix.T if product else np.minimum(t_fix[:, None], g_fix[None]).sum(-1)
 
     def bound(free_rows: np.ndarray, free_cols: np.ndarray, exact: float, gained_all: np.ndarray):
         """The upper bound with the nodes outside *free_rows* / *free_cols* fixed (their own score is
         *exact*; *gained_all* holds each pair's unary matches plus its relation matches with the fixed
-        nodes), and the weights of the free nodes."""
+        nodes), and the weights of the free nodes.
+        """
         rows, cols = free_rows.nonzero()[0], free_cols.nonzero()[0]
         if not len(rows) or not len(cols):
             return exact, rows, cols, None, None, None
@@ -408,7 +412,8 @@ def _branch_and_bound(problem: _Problem, mapping: list[int], score: int, node_li
 
 def _solve_program(problem: _Problem, integer: bool, at_least: int | None = None) -> tuple[float, list[int]] | None:
     """The optimum of the program (``integer``) or of its LP relaxation, and the mapping of its ``x > 0.5``;
-    with *at_least*, of the program restricted to scores of at least that much, ``None`` if it has none."""
+    with *at_least*, of the program restricted to scores of at least that much, ``None`` if it has none.
+    """
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_matrix
 
@@ -497,7 +502,7 @@ class PairScore:
 
 
 def f_score(matched: float, test: float, gold: float) -> float:
-    """smatch's ``compute_f``: 0 when either side is empty."""
+    """Smatch's ``compute_f``: 0 when either side is empty."""
     if test == 0 or gold == 0:
         return 0.0
     precision, recall = matched / test, matched / gold
@@ -560,9 +565,7 @@ def score_pair(test: object, gold: object, semantics: str = "smatch") -> PairSco
     return match_graphs(test_graph, gold_graph, semantics)
 
 
-def bootstrap_interval(
-    pairs: Sequence[tuple[float, float, float]], samples: int = 1000, confidence: float = 0.95, seed: int = 0
-) -> tuple[float, float]:
+def bootstrap_interval(pairs: Sequence[tuple[float, float, float]], samples: int = 1000, confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
     """A percentile bootstrap interval of corpus F1, resampling pairs with a seeded generator."""
     if not pairs:
         return 0.0, 0.0
@@ -624,9 +627,7 @@ class ExactSmatch(Metric):
             "smatch_f1": f_score(matched, test, gold),
         }
         if self.bootstrap_samples > 0:
-            low, high = bootstrap_interval(
-                [(p.matched, p.test, p.gold) for p in self.pair_scores], self.bootstrap_samples, self.confidence, self.seed
-            )
+            low, high = bootstrap_interval([(p.matched, p.test, p.gold) for p in self.pair_scores], self.bootstrap_samples, self.confidence, self.seed)
             values["smatch_f1_ci_low"], values["smatch_f1_ci_high"] = low, high
         if reset:
             self.reset()

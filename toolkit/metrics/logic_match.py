@@ -19,7 +19,7 @@ from toolkit.errors import DataError
 from toolkit.metrics.exact_match import ExactMatch
 from toolkit.metrics.metric import Metric
 
-Tree = Union[str, tuple["Tree", ...]]
+Tree = Union[str, tuple["Tree", ...]]  # noqa: UP007 - a recursive alias: "str | tuple[Tree, ...]" would evaluate the forward reference
 """An atom, or a bracketed node as the tuple of its children (the operator first)."""
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")

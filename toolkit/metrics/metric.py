@@ -32,7 +32,7 @@ class Metric(Registrable, ABC):
         """The scores :meth:`get_metric` reports, known before any prediction (``None`` if a metric cannot say)."""
         try:
             return list(self.get_metric())
-        except Exception:  # a plugin metric that cannot report on nothing
+        except Exception:  # noqa: BLE001 - a plugin metric that cannot report on nothing
             return None
 
     def reset(self) -> None:
@@ -46,9 +46,7 @@ class Metric(Registrable, ABC):
     def load_state(self, state: dict[str, float]) -> None:
         """Replace the counts with *state* (e.g. counts summed over processes)."""
         if set(state) != set(self.count_names):
-            raise ValueError(
-                f"{type(self).__name__} state must have the keys {sorted(self.count_names)}, got {sorted(state)}"
-            )
+            raise ValueError(f"{type(self).__name__} state must have the keys {sorted(self.count_names)}, got {sorted(state)}")
         self._counts = {name: float(state[name]) for name in self.count_names}
 
     @staticmethod

@@ -2,6 +2,6 @@
 
 from toolkit.models.encoder_decoder import EncoderDecoder
 from toolkit.models.model import Model
-from toolkit.models.tagger import TagGrammar, Tagger
+from toolkit.models.tagger import Tagger, TagGrammar
 
 __all__ = ["EncoderDecoder", "Model", "TagGrammar", "Tagger"]

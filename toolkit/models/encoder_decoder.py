@@ -18,13 +18,13 @@ from toolkit.data.example import Example
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
 from toolkit.decoding import GreedySearch, Search
 from toolkit.errors import ConfigurationError
+from toolkit.from_params import Probability
 from toolkit.grammars.grammar import Allowed, Grammar, State, SymbolTable
 from toolkit.models.model import Model
 from toolkit.modules.decoders import Decoder, DecoderCache
 from toolkit.modules.encoders import Seq2SeqEncoder
 from toolkit.modules.token_embedders import TokenEmbedder, WordEmbedders
 from toolkit.training.device import move_to_device
-from toolkit.from_params import Probability
 
 
 @dataclass
@@ -89,9 +89,7 @@ class EncoderDecoder(Model):
         super().__init__()
         dim = encoder.get_output_dim()
         if not word_embedding and (share_embeddings or not token_embedders):
-            raise ConfigurationError(
-                "model.word_embedding: false needs model.token_embedders to read the words, and no model.share_embeddings"
-            )
+            raise ConfigurationError("model.word_embedding: false needs model.token_embedders to read the words, and no model.share_embeddings")
         if decoder.input_dim != dim:
             raise ConfigurationError(f"model.decoder.input_dim ({decoder.input_dim}) must equal model.encoder's dimension ({dim})")
         if share_embeddings and vocab.canonical(SOURCE) != vocab.canonical(TARGET):
@@ -107,9 +105,7 @@ class EncoderDecoder(Model):
         self.pad_index, self.bos_index = Vocabulary.PAD_INDEX, Vocabulary.BOS_INDEX
 
         self.source_embedding = nn.Embedding(vocab.size(SOURCE), dim, padding_idx=self.pad_index) if word_embedding else None
-        self.target_embedding = (
-            self.source_embedding if share_embeddings else nn.Embedding(vocab.size(TARGET), dim, padding_idx=self.pad_index)
-        )
+        self.target_embedding = self.source_embedding if share_embeddings else nn.Embedding(vocab.size(TARGET), dim, padding_idx=self.pad_index)
         self.output_projection = nn.Linear(dim, vocab.size(TARGET), bias=False)
         self.reset_parameters()  # before the token embedders: their weights are pretrained or their own
         self.token_embedders = WordEmbedders(token_embedders, dim if word_embedding else 0, dim) if token_embedders else None
@@ -189,9 +185,7 @@ class EncoderDecoder(Model):
         hidden = self.decoder(self.target_embedding(batch["target_in"]) * self.embedding_scale, memory, memory_mask, features)
         logits = self.output_projection(hidden)  # (B, T, V)
         target = batch["target_out"]
-        loss = F.cross_entropy(
-            logits.flatten(0, 1).float(), target.flatten(), ignore_index=self.pad_index, label_smoothing=self.label_smoothing
-        )
+        loss = F.cross_entropy(logits.flatten(0, 1).float(), target.flatten(), ignore_index=self.pad_index, label_smoothing=self.label_smoothing)
         mask = target != self.pad_index
         correct = ((logits.argmax(-1) == target) & mask).sum()
         return {"loss": loss, "correct_tokens": correct, "num_tokens": mask.sum()}
@@ -202,9 +196,7 @@ class EncoderDecoder(Model):
         memory, mask = self.encode(batch["source"], batch)
         return EncoderDecoderContext(memory, mask, self.decoder.start(memory, mask) if use_cache else None)
 
-    def decode_step(
-        self, prefix: torch.Tensor, context: EncoderDecoderContext, states: Sequence[State]
-    ) -> tuple[torch.Tensor, EncoderDecoderContext]:
+    def decode_step(self, prefix: torch.Tensor, context: EncoderDecoderContext, states: Sequence[State]) -> tuple[torch.Tensor, EncoderDecoderContext]:
         """Next-symbol log-probabilities (N, V); without a cache the whole prefix is decoded again."""
         features = None
         if self.decoder.uses_features:

@@ -31,7 +31,8 @@ class Model(nn.Module, Registrable):
         if limit is not None and len(example.tokens) > limit:
             raise DataError(
                 f"an input of {len(example.tokens)} tokens is longer than this model can read ({limit} tokens: model.encoder.max_length)",
-                example.meta.get("path"), example.meta.get("line"),
+                example.meta.get("path"),
+                example.meta.get("line"),
             )
 
     def length(self, indexed: dict[str, Any]) -> int:

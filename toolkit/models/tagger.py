@@ -16,15 +16,15 @@ from torch import nn
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
 from toolkit.errors import ConfigurationError, DataError
+from toolkit.from_params import Probability
 from toolkit.grammars.grammar import Grammar, State
 from toolkit.metrics.accuracy import TagAccuracy, gold_tags
 from toolkit.metrics.metric import Metric
 from toolkit.models.encoder_decoder import pad
 from toolkit.models.model import Model
-from toolkit.training.device import move_to_device
 from toolkit.modules.encoders import Seq2SeqEncoder
 from toolkit.modules.token_embedders import TokenEmbedder, WordEmbedders
-from toolkit.from_params import Probability
+from toolkit.training.device import move_to_device
 
 
 @dataclass(frozen=True)
@@ -188,9 +188,7 @@ class Tagger(Model):
     def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         logits = self.logits(batch)
         target = batch["target"]
-        loss = F.cross_entropy(
-            logits.flatten(0, 1).float(), target.flatten(), ignore_index=self.pad_index, label_smoothing=self.label_smoothing
-        )
+        loss = F.cross_entropy(logits.flatten(0, 1).float(), target.flatten(), ignore_index=self.pad_index, label_smoothing=self.label_smoothing)
         mask = target != self.pad_index
         correct = ((logits.argmax(-1) == target) & mask).sum()
         return {"loss": loss, "correct_tokens": correct, "num_tokens": mask.sum()}

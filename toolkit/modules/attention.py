@@ -48,9 +48,7 @@ class MultiHeadAttention(nn.Module):
         """Attention of *query* (B, T, D) over projected *keys*/*values* (B, H, S, d); returns (B, T, D)."""
         return self.attend_heads(self.split_heads(self.query(query)), keys, values, mask, causal)
 
-    def attend_heads(
-        self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False
-    ) -> torch.Tensor:
+    def attend_heads(self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False) -> torch.Tensor:
         """Attention of projected queries *q* (B, H, T, d); returns the merged, projected heads (B, T, D)."""
         if self.recorder is not None:
             self.recorder(self, attention_probabilities(q, keys, mask, causal))

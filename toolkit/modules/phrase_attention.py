@@ -88,9 +88,7 @@ class PhraseMultiHeadAttention(MultiHeadAttention):
         head_dim = dim // len(gram_sizes)
         self.residual_gate = residual_gate
         sizes = sorted({n for n in gram_sizes if n > 0})
-        self.composers = nn.ModuleDict(
-            {str(n): NgramLSTM(n, head_dim, phrase_dropout) if composition == "lstm" else NgramSum(n) for n in sizes}
-        )
+        self.composers = nn.ModuleDict({str(n): NgramLSTM(n, head_dim, phrase_dropout) if composition == "lstm" else NgramSum(n) for n in sizes})
         for n in sizes:  # which heads each composer serves
             heads = torch.tensor([h for h, size in enumerate(gram_sizes) if size == n])
             self.register_buffer(f"heads_{n}", heads, persistent=False)

@@ -58,6 +58,4 @@ def node_adjacency(membership: torch.Tensor, word_mask: torch.Tensor) -> tuple[t
 def pad_memberships(memberships: Sequence[torch.Tensor], num_words: int) -> torch.Tensor:
     """Stack per-sentence (M_b, n_b) memberships into (B, max M_b, num_words), padding with empty rows and absent words."""
     width = max((membership.size(0) for membership in memberships), default=0)
-    return torch.stack(
-        [F.pad(membership, (0, num_words - membership.size(1), 0, width - membership.size(0))) for membership in memberships]
-    )
+    return torch.stack([F.pad(membership, (0, num_words - membership.size(1), 0, width - membership.size(0))) for membership in memberships])

@@ -78,7 +78,7 @@ def load_pipeline(name: str, exclude: list[str], key: str):
 
 
 def _is_path(name: str) -> bool:
-    """spaCy also loads a pipeline from a directory."""
+    """SpaCy also loads a pipeline from a directory."""
     return ("/" in name or "\\" in name) and Path(name).exists()
 
 

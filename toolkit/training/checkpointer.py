@@ -133,9 +133,6 @@ def load_weights(model: torch.nn.Module, weights: dict[str, torch.Tensor], left_
     """Load *weights* written by :func:`save_weights`, which stores each tied tensor once (and none under *left_out*)."""
     missing, unexpected = model.load_state_dict(weights, strict=False)
     loaded = {id(tensor) for name, tensor in model.state_dict(keep_vars=True).items() if name in weights}
-    untied = [
-        name for name in missing
-        if id(model.state_dict(keep_vars=True)[name]) not in loaded and not name.startswith(tuple(left_out))
-    ]
+    untied = [name for name in missing if id(model.state_dict(keep_vars=True)[name]) not in loaded and not name.startswith(tuple(left_out))]
     if untied or unexpected:
         raise RuntimeError(f"weights do not fit the model: missing {untied}, unexpected {unexpected}")

@@ -22,7 +22,8 @@ TENSORBOARD_DIR = "tensorboard"
 def plot_training_curves(history: Sequence[Mapping[str, Any]], directory: str | Path) -> Path | None:
     """Two panels over the epochs of *history* (the trainer's per-epoch results): training and
     validation loss, and every validation metric, with the best epoch marked. Returns the PNG's path,
-    or ``None`` without matplotlib or without epochs."""
+    or ``None`` without matplotlib or without epochs.
+    """
     try:  # the object API: no pyplot, no GUI backend, thread-safe
         from matplotlib.figure import Figure
     except ImportError:
@@ -58,7 +59,8 @@ def _plot(axes: Any, history: Sequence[Mapping[str, Any]], key: str, label: str)
 
 class TensorBoardLog:
     """Each epoch's numeric results as TensorBoard scalars under ``DIR/tensorboard`` (``training/loss``,
-    ``validation/las``, ...); a no-op when ``tensorboard`` is not installed."""
+    ``validation/las``, ...); a no-op when ``tensorboard`` is not installed.
+    """
 
     def __init__(self, directory: str | Path) -> None:
         try:

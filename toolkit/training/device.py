@@ -28,7 +28,7 @@ def resolve_device(name: str = "auto") -> torch.device:
     except RuntimeError as error:
         raise ConfigurationError(f"trainer.device: {error}") from None
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigurationError(f"trainer.device is {name!r} but CUDA is not available; use \"auto\" or \"cpu\"")
+        raise ConfigurationError(f'trainer.device is {name!r} but CUDA is not available; use "auto" or "cpu"')
     return device
 
 

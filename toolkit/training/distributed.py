@@ -45,16 +45,16 @@ class Distributed:
 
     def shard(self, items: Sequence[T]) -> list[T]:
         """This rank's share: every ``world_size``-th item, after dropping the remainder so that every
-        rank takes the same number of optimizer steps (DDP needs all ranks in every step)."""
+        rank takes the same number of optimizer steps (DDP needs all ranks in every step).
+        """
         if not self.enabled:
             return list(items)
         if len(items) < self.world_size:
             raise ConfigurationError(
-                f"an epoch has {len(items)} batches, fewer than the {self.world_size} training processes; "
-                "lower trainer.max_tokens or use fewer processes"
+                f"an epoch has {len(items)} batches, fewer than the {self.world_size} training processes; lower trainer.max_tokens or use fewer processes"
             )
         usable = len(items) - len(items) % self.world_size
-        return list(items[self.rank:usable:self.world_size])
+        return list(items[self.rank : usable : self.world_size])
 
     def sum(self, values: Sequence[float]) -> list[float]:
         """Element-wise sums over ranks."""
@@ -85,12 +85,12 @@ class Distributed:
             return list(local)
         result: list[Any] = [None] * total
         for rank, part in enumerate(self.gather(list(local))):
-            result[rank::self.world_size] = part
+            result[rank :: self.world_size] = part
         return result
 
     def unpadded_shard(self, items: Sequence[T]) -> list[T]:
         """``items[rank::world_size]``, remainder included (for evaluation, where ranks may differ in count)."""
-        return list(items[self.rank::self.world_size]) if self.enabled else list(items)
+        return list(items[self.rank :: self.world_size]) if self.enabled else list(items)
 
     def barrier(self) -> None:
         if self.enabled:

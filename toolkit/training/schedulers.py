@@ -23,9 +23,7 @@ class LearningRateScheduler(Registrable):
 
     def __init__(self, optimizer: torch.optim.Optimizer):
         warmups = [group.get("warmup_steps", self.warmup_steps) for group in optimizer.param_groups]
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, [lambda step, warmup=warmup: self.multiplier(step + 1, warmup) for warmup in warmups]
-        )
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, [lambda step, warmup=warmup: self.multiplier(step + 1, warmup) for warmup in warmups])
 
     def multiplier(self, step: int, warmup_steps: int | None) -> float:  # pragma: no cover - abstract
         """The factor of a group's base rate at *step* (from 1), for the group's *warmup_steps*."""

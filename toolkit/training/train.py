@@ -90,9 +90,7 @@ def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> Di
         raise ConfigurationError(f"the serialization directory {directory} is a file")
     filled = directory.is_dir() and any(path.name != DirectoryLock.NAME for path in directory.iterdir())
     if filled and not (recover or force):
-        raise ConfigurationError(
-            f"serialization directory {directory} is not empty; use --recover to continue its training or --force to overwrite it"
-        )
+        raise ConfigurationError(f"serialization directory {directory} is not empty; use --recover to continue its training or --force to overwrite it")
     if recover and not filled:
         raise ConfigurationError(f"--recover: serialization directory {directory} holds no earlier run")
     try:
@@ -111,9 +109,17 @@ def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> Di
 # What a recovered run may change: how long it goes on, and where and how fast it runs. Anything
 # else (the model, the data, the optimizer) is what the saved state was made with.
 RECOVERABLE_KEYS = (
-    "trainer.num_epochs", "trainer.max_minutes", "trainer.patience", "trainer.device", "trainer.num_workers",
-    "trainer.progress_bar", "trainer.decode_max_tokens", "trainer.report_mfu", "trainer.max_skipped_steps",
-    "test_data_path", "cache_directory",
+    "trainer.num_epochs",
+    "trainer.max_minutes",
+    "trainer.patience",
+    "trainer.device",
+    "trainer.num_workers",
+    "trainer.progress_bar",
+    "trainer.decode_max_tokens",
+    "trainer.report_mfu",
+    "trainer.max_skipped_steps",
+    "test_data_path",
+    "cache_directory",
 )
 
 
@@ -231,7 +237,9 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
     logger.info("read %d training and %d validation examples", len(train_examples), len(validation_examples or []))
     if fitted := grammar.fit(train_examples):
         config["grammar"] = {**config.get("grammar", {}), **fitted}  # the archive rebuilds the fitted grammar
-        logger.info("grammar fitted on the training data: %s", ", ".join(f"{key} ({len(value)})" if isinstance(value, list) else key for key, value in fitted.items()))
+        logger.info(
+            "grammar fitted on the training data: %s", ", ".join(f"{key} ({len(value)})" if isinstance(value, list) else key for key, value in fitted.items())
+        )
     if recover and (directory / CONFIG_NAME).exists():
         check_recovered_config(saved_config(directory), config, directory)
     if report := grammar.data_report(train_examples):
@@ -267,8 +275,15 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
     key = cache_key(config, train_path, inputs=inputs) if cache_directory else ""
     train_data = cached(cache_directory, key, lambda: [model.index(example) for example in train_examples], write=distributed.is_main)
     weights, history = trainer.train(
-        model, train_data, validation_examples, metrics, directory, seed=seed, recover=recover,
-        distributed=distributed, preprocessing_seconds=time.perf_counter() - start,
+        model,
+        train_data,
+        validation_examples,
+        metrics,
+        directory,
+        seed=seed,
+        recover=recover,
+        distributed=distributed,
+        preprocessing_seconds=time.perf_counter() - start,
     )
     load_weights(model, weights)
     if not distributed.is_main:

@@ -174,9 +174,7 @@ class GradientDescentTrainer(Trainer):
         scaler = torch.amp.GradScaler(self.device.type, enabled=self.mixed_precision == "fp16" and self.device.type == "cuda")
         checkpointer = Checkpointer(Path(serialization_dir) / "checkpoints")
         validation_data = [model.index(e) for e in validation_examples] if validation_examples else []
-        sampler = TokenBudgetBatchSampler(
-            [model.length(item) for item in train_data], self.max_tokens, self.max_examples, shuffle=True, seed=seed
-        )
+        sampler = TokenBudgetBatchSampler([model.length(item) for item in train_data], self.max_tokens, self.max_examples, shuffle=True, seed=seed)
         # DDP averages the gradients over ranks; rank 0's initial weights are broadcast to all.
         trained = DistributedDataParallel(model, device_ids=[self.device.index] if self.device.type == "cuda" else None) if distributed.enabled else model
         if distributed.enabled:
@@ -352,9 +350,7 @@ class GradientDescentTrainer(Trainer):
         if self.metric_name not in available:
             close = difflib.get_close_matches(self.metric_name, available, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise ConfigurationError(
-                f"trainer.validation_metric: no metric computes {self.metric_name!r}{hint}; available: {', '.join(available)}"
-            )
+            raise ConfigurationError(f"trainer.validation_metric: no metric computes {self.metric_name!r}{hint}; available: {', '.join(available)}")
 
     def peak_flops(self, again: bool = False) -> float:
         return measure_peak_flops(PRECISION_DTYPES.get(self.mixed_precision, torch.float32), seconds=0.5, device=self.device, again=again)

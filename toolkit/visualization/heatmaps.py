@@ -38,7 +38,7 @@ def heatmap_figure(
     figure = Figure(figsize=(panel_width * columns_per_row, panel_height * grid_rows + 0.5), layout="constrained")
     figure.suptitle(title, fontsize=10, parse_math=False)
     axes = figure.subplots(grid_rows, columns_per_row, squeeze=False)
-    for ax in axes.flat[len(panels):]:
+    for ax in axes.flat[len(panels) :]:
         ax.set_axis_off()
     for ax, (name, matrix) in zip(axes.flat, panels):
         image = ax.imshow(matrix.numpy(), cmap="viridis", vmin=0.0, vmax=max(float(matrix.max()), 1e-6), aspect="auto", interpolation="nearest")

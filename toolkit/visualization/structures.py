@@ -25,7 +25,7 @@ class Unavailable(Exception):
 
 
 def dependency_svg(tokens: Sequence[str], heads: Sequence[int], deprels: Sequence[str]) -> str:
-    """displaCy's arc diagram of a tree (``heads[i]`` governs word ``i + 1``, 0 is the root) as SVG markup."""
+    """DisplaCy's arc diagram of a tree (``heads[i]`` governs word ``i + 1``, 0 is the root) as SVG markup."""
     try:
         from spacy import displacy
     except ImportError:
@@ -49,8 +49,12 @@ def amr_digraph(penman_text: str):
     import penman
 
     graph = penman.decode(penman_text)
-    dot = graphviz.Digraph("amr", graph_attr={"rankdir": "TB", "fontsize": "10"}, node_attr={"fontname": "Helvetica", "fontsize": "10"},
-                           edge_attr={"fontname": "Helvetica", "fontsize": "9"})
+    dot = graphviz.Digraph(
+        "amr",
+        graph_attr={"rankdir": "TB", "fontsize": "10"},
+        node_attr={"fontname": "Helvetica", "fontsize": "10"},
+        edge_attr={"fontname": "Helvetica", "fontsize": "9"},
+    )
     for instance in graph.instances():
         dot.node(instance.source, instance.target or "?", peripheries="2" if instance.source == graph.top else "1")
     for edge in graph.edges():
@@ -109,12 +113,21 @@ def tree_figure(tree: Tree, title: str = "") -> Figure:
     depth = max(d for _, _, d, _ in nodes) + 1
     figure = Figure(figsize=(max(3.0, 0.85 * width + 0.6), max(1.8, 0.65 * depth + 0.7)), layout="constrained")
     ax = figure.subplots()
-    for label, x, d, parent in nodes:
+    for _, x, d, parent in nodes:
         if parent >= 0:
             ax.plot([nodes[parent][1], x], [-nodes[parent][2], -d], color="#888888", linewidth=0.8, zorder=1)
     for label, x, d, _ in nodes:
-        ax.text(x, -d, short(label), ha="center", va="center", fontsize=8, zorder=2, parse_math=False,
-                bbox={"boxstyle": "round,pad=0.25", "facecolor": "#dde6f3", "edgecolor": "#4c72b0", "linewidth": 0.6})
+        ax.text(
+            x,
+            -d,
+            short(label),
+            ha="center",
+            va="center",
+            fontsize=8,
+            zorder=2,
+            parse_math=False,
+            bbox={"boxstyle": "round,pad=0.25", "facecolor": "#dde6f3", "edgecolor": "#4c72b0", "linewidth": 0.6},
+        )
     ax.set_xlim(-0.7, width - 0.3)
     ax.set_ylim(-depth + 0.4, 0.5)
     ax.set_axis_off()

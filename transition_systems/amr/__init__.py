@@ -10,6 +10,15 @@ from transition_systems.amr.state import ACTION_KINDS, AmrAllowed, AmrState, Sen
 from transition_systems.amr.system import AmrTransitionSystem, GoldAmr
 
 __all__ = [
-    "ACTION_KINDS", "Alignment", "AmrAllowed", "AmrState", "AmrTransitionSystem", "GoldAmr", "GoldGraph",
-    "Sentence", "align", "encode", "is_constant",
+    "ACTION_KINDS",
+    "Alignment",
+    "AmrAllowed",
+    "AmrState",
+    "AmrTransitionSystem",
+    "GoldAmr",
+    "GoldGraph",
+    "Sentence",
+    "align",
+    "encode",
+    "is_constant",
 ]

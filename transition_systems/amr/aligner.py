@@ -29,19 +29,72 @@ from transition_systems.amr.graph import GoldGraph
 SENSE = re.compile(r"-\d\d$")
 NEGATIONS = frozenset({"not", "n't", "no", "never", "none", "nothing", "nobody", "nowhere", "neither", "nor", "without", "cannot", "non"})
 PRONOUNS = {
-    "i": {"i", "me", "my", "mine", "myself"}, "you": {"you", "your", "yours", "yourself", "yourselves"},
-    "he": {"he", "him", "his", "himself"}, "she": {"she", "her", "hers", "herself"}, "it": {"it", "its", "itself"},
-    "we": {"we", "us", "our", "ours", "ourselves"}, "they": {"they", "them", "their", "theirs", "themselves"},
+    "i": {"i", "me", "my", "mine", "myself"},
+    "you": {"you", "your", "yours", "yourself", "yourselves"},
+    "he": {"he", "him", "his", "himself"},
+    "she": {"she", "her", "hers", "herself"},
+    "it": {"it", "its", "itself"},
+    "we": {"we", "us", "our", "ours", "ourselves"},
+    "they": {"they", "them", "their", "theirs", "themselves"},
 }
 NUMBER_WORDS = {
-    word: str(value) for value, word in enumerate(
-        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])
+    word: str(value)
+    for value, word in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
 }
-NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "hundred": "100", "thousand": "1000",
-                     "million": "1000000", "billion": "1000000000", "once": "1", "twice": "2", "first": "1", "second": "2",
-                     "third": "3", "fourth": "4", "fifth": "5", "sixth": "6", "half": "0.5", "a": "1", "an": "1", "single": "1"})
-MONTHS = {name: str(number) for number, name in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"], start=1)}
+NUMBER_WORDS.update(
+    {
+        "thirty": "30",
+        "forty": "40",
+        "fifty": "50",
+        "sixty": "60",
+        "hundred": "100",
+        "thousand": "1000",
+        "million": "1000000",
+        "billion": "1000000000",
+        "once": "1",
+        "twice": "2",
+        "first": "1",
+        "second": "2",
+        "third": "3",
+        "fourth": "4",
+        "fifth": "5",
+        "sixth": "6",
+        "half": "0.5",
+        "a": "1",
+        "an": "1",
+        "single": "1",
+    }
+)
+MONTHS = {
+    name: str(number)
+    for number, name in enumerate(
+        ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"], start=1
+    )
+}
 PREFIX = 4
 
 
@@ -78,7 +131,7 @@ def _constant_matches(label: str, token: str, lemma: str) -> bool:
     value = label.strip('"').lower()
     if label == "-":
         return token in NEGATIONS or lemma in NEGATIONS
-    if value == token or value == lemma:
+    if value in (token, lemma):
         return True
     if NUMBER_WORDS.get(token) == value or MONTHS.get(token) == value:
         return True
@@ -104,12 +157,14 @@ def align(graph: GoldGraph, tokens: Sequence[str], lemmas: Sequence[str]) -> Ali
     for node in graph.nodes:
         if graph.labels[node] != "name" or node in alignment.tokens:
             continue
-        ops = sorted(((role, target) for role, target in children.get(node, ()) if role.startswith("op") and target in graph.constants),
-                     key=lambda item: int(item[0][2:]) if item[0][2:].isdigit() else 99)
+        ops = sorted(
+            ((role, target) for role, target in children.get(node, ()) if role.startswith("op") and target in graph.constants),
+            key=lambda item: int(item[0][2:]) if item[0][2:].isdigit() else 99,
+        )
         words = [graph.labels[target].strip('"').lower() for _, target in ops]
         if not words:
             continue
-        spans = [start for start in range(len(tokens) - len(words) + 1) if lowered[start:start + len(words)] == words]
+        spans = [start for start in range(len(tokens) - len(words) + 1) if lowered[start : start + len(words)] == words]
         if not spans:
             continue
         start = next((s for s in spans if s not in used), spans[0])

@@ -84,7 +84,7 @@ def constant_value(label: str) -> str:
     if label.startswith('"'):
         inner = label[1:-1] if len(label) > 1 and label.endswith('"') else label[1:]
         return '"' + inner.replace("\\", "").replace('"', "'") + '"'
-    return label if is_constant(label) and not any(c.isspace() or c in '()' for c in label) else '"' + concept(label) + '"'
+    return label if is_constant(label) and not any(c.isspace() or c in "()" for c in label) else '"' + concept(label) + '"'
 
 
 def encode(labels: Sequence[str], edges: Sequence[tuple[int, str, int]], top: int = -1, indent: int | None = None) -> str:
@@ -147,6 +147,7 @@ def same_graph(first: penman.Graph, second: penman.Graph) -> bool:
     every relation; AMR graphs are small and labelled, so this is fast and, unlike Smatch's
     hill climbing, never misses a match.
     """
+
     def parts(graph: penman.Graph):  # type: ignore[no-untyped-def]
         concepts = {source: str(target) for source, _, target in graph.instances()}
         attributes: dict[str, list[tuple[str, str]]] = {var: [] for var in concepts}

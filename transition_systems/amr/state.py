@@ -94,12 +94,19 @@ class AmrAllowed:
             return self.arcs and (self.left if kind == LA else self.right) and label != ROOT and symbol not in self.excluded
         return False
 
-
     def symbol_ids(self, table: SymbolTable) -> Iterator[int]:
         """The ids of the symbols in ``self``, kind by kind: what the model's vocabulary mask needs."""
         ids = table.ids
-        flags = ((self.create, COPY_LEMMA), (self.create, COPY_SENSE01), (self.shift, SHIFT), (self.reduce, REDUCE),
-                 (self.merge, MERGE), (self.swap, SWAP), (self.close, CLOSE), (self.root, f"{LA}:{ROOT}"))
+        flags = (
+            (self.create, COPY_LEMMA),
+            (self.create, COPY_SENSE01),
+            (self.shift, SHIFT),
+            (self.reduce, REDUCE),
+            (self.merge, MERGE),
+            (self.swap, SWAP),
+            (self.close, CLOSE),
+            (self.root, f"{LA}:{ROOT}"),
+        )
         yield from (ids[symbol] for flag, symbol in flags if flag and symbol in ids)
         if self.create:
             preds = table.labelled(PRED)
@@ -169,8 +176,7 @@ class AmrState(State):
         left = right = True
         if arcs:
             s0, s1 = self.stack[-1], self.stack[-2]
-            between = [(f"{LA}:{role}" if source == s0 else f"{RA}:{role}") for source, role, target in self.edges
-                       if (source, target) in ((s0, s1), (s1, s0))]
+            between = [(f"{LA}:{role}" if source == s0 else f"{RA}:{role}") for source, role, target in self.edges if (source, target) in ((s0, s1), (s1, s0))]
             excluded = frozenset(between)
             left = sum(symbol.startswith(LA) for symbol in between) < MAX_EDGES_BETWEEN
             right = sum(symbol.startswith(RA) for symbol in between) < MAX_EDGES_BETWEEN
@@ -179,9 +185,19 @@ class AmrState(State):
             preds = system.pred_labels.get(self.sentence.key(self.cursor, self.span_end), system.open_labels)
         close = not tokens_left and bool(self.labels) and self.top >= 0 and self._connected()
         return AmrAllowed(
-            create=create, merge=merge, shift=shift, reduce=reduce, swap=depth >= 3 and self.swaps < depth - 2, close=close,
-            dependent=depth >= 1 and room, arcs=arcs, root=depth >= 1 and self.top < 0,
-            left=left, right=right, preds=preds, excluded=excluded,
+            create=create,
+            merge=merge,
+            shift=shift,
+            reduce=reduce,
+            swap=depth >= 3 and self.swaps < depth - 2,
+            close=close,
+            dependent=depth >= 1 and room,
+            arcs=arcs,
+            root=depth >= 1 and self.top < 0,
+            left=left,
+            right=right,
+            preds=preds,
+            excluded=excluded,
         )
 
     def features(self) -> Mapping[str, Any]:
@@ -218,8 +234,13 @@ class AmrState(State):
         if kind == DEPENDENT:
             edge, _, value = label.partition(":")
             node, s0 = len(self.labels), self.stack[-1]
-            return replace(labels=self.labels + (value,), anchors=self.anchors + (self.anchors[s0],),
-                           edges=self.edges + ((s0, edge, node),), component=self.component + (self.component[s0],), swaps=0)
+            return replace(
+                labels=self.labels + (value,),
+                anchors=self.anchors + (self.anchors[s0],),
+                edges=self.edges + ((s0, edge, node),),
+                component=self.component + (self.component[s0],),
+                swaps=0,
+            )
         key = self.sentence.key(self.cursor, self.span_end)
         if kind == COPY_LEMMA:
             return self._create(key)
@@ -230,11 +251,16 @@ class AmrState(State):
         # ENTITY: the type node, its name node and one string per token of the span
         state = self._create(label)
         node = len(state.labels)
-        words = self.sentence.tokens[self.cursor:self.span_end]
+        words = self.sentence.tokens[self.cursor : self.span_end]
         labels = ("name",) + tuple('"' + word.replace('"', "'") + '"' for word in words)
         edges = ((node - 1, "name", node),) + tuple((node, f"op{i}", node + i) for i in range(1, len(words) + 1))
-        return state._replace(labels=state.labels + labels, anchors=state.anchors + (self.cursor,) * len(labels), edges=state.edges + edges,
-                              component=state.component + (node - 1,) * len(labels), steps=state.steps)
+        return state._replace(
+            labels=state.labels + labels,
+            anchors=state.anchors + (self.cursor,) * len(labels),
+            edges=state.edges + edges,
+            component=state.component + (node - 1,) * len(labels),
+            steps=state.steps,
+        )
 
     def is_final(self) -> bool:
         return self.closed
@@ -256,7 +282,8 @@ class AmrState(State):
         """What a state past its action budget allows: each move shifts a token, sets the top, joins two
         components or pops a node whose component keeps another node on the stack, so CLOSE comes within
         tokens + 2 x nodes + 2 actions. Every component keeps a node on the stack (REDUCE demands it), so
-        until the graph is connected either ``s0`` and ``s1`` lie in different components or ``s0`` can go."""
+        until the graph is connected either ``s0`` and ``s1`` lie in different components or ``s0`` can go.
+        """
         n = len(self.sentence.tokens)
         if self.cursor < n:
             shift = self.span_end < n or bool(self.labels)
@@ -264,14 +291,22 @@ class AmrState(State):
         depth, component = len(self.stack), self.components()
         joins = depth >= 2 and component[self.stack[-1]] != component[self.stack[-2]]
         return AmrAllowed(
-            arcs=joins, reduce=depth >= 2 and self._shares_component(self.stack[-1]), root=depth >= 1 and self.top < 0,
+            arcs=joins,
+            reduce=depth >= 2 and self._shares_component(self.stack[-1]),
+            root=depth >= 1 and self.top < 0,
             close=bool(self.labels) and self.top >= 0 and len(set(component)) == 1,
         )
 
     def _create(self, label: str) -> AmrState:
         node = len(self.labels)
-        return self._replace(labels=self.labels + (label,), anchors=self.anchors + (self.cursor,), stack=self.stack + (node,),
-                             component=self.component + (node,), here=self.here + 1, swaps=0)
+        return self._replace(
+            labels=self.labels + (label,),
+            anchors=self.anchors + (self.cursor,),
+            stack=self.stack + (node,),
+            component=self.component + (node,),
+            here=self.here + 1,
+            swaps=0,
+        )
 
     def components(self) -> tuple[int, ...]:
         """A representative per node: nodes linked by edges (either direction) share one."""

@@ -51,7 +51,8 @@ logger = logging.getLogger(__name__)
 
 class GoldAmr:
     """The gold graph as ``Grammar.gold`` gives it: equal to a result string that denotes the same graph
-    up to variable names (:func:`~transition_systems.amr.graph.same_graph`, an exact check)."""
+    up to variable names (:func:`~transition_systems.amr.graph.same_graph`, an exact check).
+    """
 
     def __init__(self, graph: penman.Graph) -> None:
         self.graph = graph
@@ -159,7 +160,8 @@ class AmrTransitionSystem(Grammar):
 
     def run_oracle(self, example: Example) -> tuple[list[str], str]:
         """The oracle's actions and how it went: ``"exact"``, ``"relabelled"`` (a PRED label was not allowed, or
-        the graph had to be connected), ``"partial"`` (nodes left out: ``force_align`` is off) or ``"fallback"``."""
+        the graph had to be connected), ``"partial"`` (nodes left out: ``force_align`` is off) or ``"fallback"``.
+        """
         graph = self.target(example)
         start = self.initial_state(example)
         try:
@@ -196,7 +198,7 @@ class AmrTransitionSystem(Grammar):
             state = self.initial_state(example)
             for action in actions:
                 if action.startswith(PRED + ":"):
-                    table[state.sentence.key(state.cursor, state.span_end)].add(action[len(PRED) + 1:])
+                    table[state.sentence.key(state.cursor, state.span_end)].add(action[len(PRED) + 1 :])
                 state = state.apply(action)
         lemmas_of: Counter[str] = Counter(label for labels in table.values() for label in labels)
         self.open_labels = frozenset(label for label, count in lemmas_of.items() if self.open_label_lemmas and count >= self.open_label_lemmas)
@@ -239,7 +241,8 @@ class AmrTransitionSystem(Grammar):
         if not isinstance(graph, penman.Graph) or not graph.instances():
             raise DataError(
                 f"the amr grammar needs a PENMAN graph as target (the 'penman' reader), got {type(graph).__name__}",
-                example.meta.get("path"), example.meta.get("line"),
+                example.meta.get("path"),
+                example.meta.get("line"),
             )
         return graph
 
@@ -258,7 +261,7 @@ class _Oracle:
         # entity spans: merged tokens' nodes move to the span's start
         self.span_at: dict[int, int] = {}
         covered: dict[int, int] = {}
-        for entity, (begin, end) in sorted(self.alignment.names.items(), key=lambda item: item[1]):
+        for _, (begin, end) in sorted(self.alignment.names.items(), key=lambda item: item[1]):
             if begin in covered or begin in self.span_at:
                 continue
             end = min(end, begin + system.max_merge, n)
@@ -276,10 +279,13 @@ class _Oracle:
             ops = [target for role, target in children[name] if role.startswith("op")]
             begin, end = self.entities[entity]
             words = ['"' + word.replace('"', "'") + '"' for word in sentence.tokens[begin:end]]
-            if (len(names) != 1 or any(not role.startswith("op") for role, _ in children[name])
-                    or [self.gold.labels[op] for op in self._by_op(children[name])] != words
-                    or sum(1 for e in self.gold.edges if e[2] == name) != 1
-                    or any(len([e for e in self.gold.edges if op in (e[0], e[2])]) != 1 for op in ops)):
+            if (
+                len(names) != 1
+                or any(not role.startswith("op") for role, _ in children[name])
+                or [self.gold.labels[op] for op in self._by_op(children[name])] != words
+                or sum(1 for e in self.gold.edges if e[2] == name) != 1
+                or any(len([e for e in self.gold.edges if op in (e[0], e[2])]) != 1 for op in ops)
+            ):
                 del self.entities[entity]
                 continue
             self.internal.update([name, *ops])
@@ -382,8 +388,9 @@ class _Oracle:
 
     def reduce(self) -> None:
         made = self.made
-        while self.state.stack and all(edge in self.done for edge in self.edges_of.get(made.get(self.state.stack[-1], ""), ())) \
-                and REDUCE in self.state.allowed():
+        while (
+            self.state.stack and all(edge in self.done for edge in self.edges_of.get(made.get(self.state.stack[-1], ""), ())) and REDUCE in self.state.allowed()
+        ):
             self.do(REDUCE)
 
     def finish(self) -> None:

@@ -16,7 +16,15 @@ The static oracle: LEFT-ARC or RIGHT-ARC for a gold arc between ``s0`` and ``b0`
 
 from toolkit.grammars.grammar import Grammar
 from transition_systems import (
-    LEFT, REDUCE, RIGHT, SHIFT, Configuration, GoldTree, ProjectiveTransitionSystem, ValidActions, arc,
+    LEFT,
+    REDUCE,
+    RIGHT,
+    SHIFT,
+    Configuration,
+    GoldTree,
+    ProjectiveTransitionSystem,
+    ValidActions,
+    arc,
 )
 from transition_systems.configuration import NO_HEAD
 

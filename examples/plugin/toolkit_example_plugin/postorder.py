@@ -64,9 +64,7 @@ class PostorderState(State):
             return ()
         left = self.codec.max_nodes - len(self.symbols) - 1  # nodes that may follow the next one
         widest = self.waiting if self.codec.max_arity is None else min(self.waiting, self.codec.max_arity)
-        arities = frozenset(
-            arity for arity in range(widest + 1) if (cost := self.codec.finish_cost(self.waiting - arity + 1)) is not None and cost <= left
-        )
+        arities = frozenset(arity for arity in range(widest + 1) if (cost := self.codec.finish_cost(self.waiting - arity + 1)) is not None and cost <= left)
         return Arities(arities, self.waiting == 1)
 
     def apply(self, emitted: str) -> PostorderState:
@@ -89,8 +87,8 @@ class PostorderState(State):
         stack: list[Tree] = []
         for node in self.symbols:
             label, arity = split_symbol(node)
-            children = tuple(stack[len(stack) - arity:])
-            del stack[len(stack) - arity:]
+            children = tuple(stack[len(stack) - arity :])
+            del stack[len(stack) - arity :]
             stack.append(Tree(label, children))
         if len(stack) != 1:
             raise ValueError(f"the symbols leave {len(stack)} subtrees, not one tree")
@@ -128,7 +126,8 @@ class PostorderCodec(Grammar):
     def finish_cost(self, waiting: int) -> int | None:
         """How many more nodes join *waiting* finished subtrees into one, using only leaves and
         ``max_arity`` nodes (``None``: impossible). Each wide node joins ``max_arity`` subtrees into
-        one; leaves top the count up so the last one has exactly enough."""
+        one; leaves top the count up so the last one has exactly enough.
+        """
         if waiting <= 1:
             return 0
         if self.max_arity is None:
@@ -147,11 +146,13 @@ class PostorderCodec(Grammar):
     def oracle(self, example: Example) -> list[str]:
         tree = self.parse(example)
         if tree.size > self.max_nodes:
-            raise DataError(f"the tree has {tree.size} nodes, more than grammar.max_nodes = {self.max_nodes}",
-                            example.meta.get("path"), example.meta.get("line"))
+            raise DataError(
+                f"the tree has {tree.size} nodes, more than grammar.max_nodes = {self.max_nodes}", example.meta.get("path"), example.meta.get("line")
+            )
         if self.max_arity is not None and tree.max_degree > self.max_arity:
-            raise DataError(f"a node has {tree.max_degree} children, more than grammar.max_arity = {self.max_arity}",
-                            example.meta.get("path"), example.meta.get("line"))
+            raise DataError(
+                f"a node has {tree.max_degree} children, more than grammar.max_arity = {self.max_arity}", example.meta.get("path"), example.meta.get("line")
+            )
         return [symbol(node.label, node.arity) for node in postorder(tree)] + [END]
 
     def initial_state(self, example: Example) -> PostorderState:

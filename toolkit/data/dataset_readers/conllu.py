@@ -60,7 +60,7 @@ def tree_problem(heads: Sequence[int]) -> tuple[int, str] | None:
             path.append(node)
             node = heads[node - 1]
         if not reaches_root[node]:
-            cycle = path[path.index(node):] + [node]
+            cycle = path[path.index(node) :] + [node]
             return min(cycle), "cycle " + " -> ".join(map(str, cycle))
         for visited in path:
             reaches_root[visited] = True
@@ -127,7 +127,9 @@ class ConlluReader(DatasetReader):
             try:
                 word_id = parse_id_value(fields[0])
             except ParseException:
-                raise DataError(f"malformed CoNLL-U line: {fields[0]!r} is not a valid ID (a word 1, 2, ..., a range 3-4 or an empty node 8.1)", path, number) from None
+                raise DataError(
+                    f"malformed CoNLL-U line: {fields[0]!r} is not a valid ID (a word 1, 2, ..., a range 3-4 or an empty node 8.1)", path, number
+                ) from None
             try:
                 head = parse_int_value(fields[6])
             except ParseException:

@@ -66,10 +66,10 @@ class DatasetReader(Registrable, ABC):
 
     @staticmethod
     def _lines(path: Path) -> Iterator[tuple[int, str]]:
-        """Yield ``(line number, text without line ending)`` from 1, decoding UTF-8 line by line.
+        r"""Yield ``(line number, text without line ending)`` from 1, decoding UTF-8 line by line.
 
         Decoding per line (not per file) lets invalid bytes be reported with their line number.
-        A leading byte order mark is dropped; ``\\r\\n`` endings are accepted.
+        A leading byte order mark is dropped; ``\r\n`` endings are accepted.
         """
         with open(path, "rb") as file:
             for number, raw in enumerate(file, start=1):
@@ -79,7 +79,7 @@ class DatasetReader(Registrable, ABC):
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as error:
                     raise DataError(
-                        f"invalid UTF-8 at byte {error.start} of the line: {raw[error.start:error.start + 4]!r}",
+                        f"invalid UTF-8 at byte {error.start} of the line: {raw[error.start : error.start + 4]!r}",
                         path=str(path),
                         line=number,
                     ) from None

@@ -34,9 +34,7 @@ class ParallelTextReader(DatasetReader):
     Registered as ``"parallel_text"``.
     """
 
-    def __init__(
-        self, source_language: str, target_language: str, tokenize: str = "13a", lowercase: bool = False, max_examples: int | None = None
-    ) -> None:
+    def __init__(self, source_language: str, target_language: str, tokenize: str = "13a", lowercase: bool = False, max_examples: int | None = None) -> None:
         super().__init__(max_examples)
         for key, language in (("source_language", source_language), ("target_language", target_language)):
             if not language or "/" in language or language.startswith("."):
@@ -67,9 +65,7 @@ class ParallelTextReader(DatasetReader):
         pairs = zip_longest(self._lines(source_path), self._lines(target_path))
         for source_line, target_line in pairs:
             if source_line is None or target_line is None:
-                shorter, longer, (number, _) = (
-                    (source_path, target_path, target_line) if source_line is None else (target_path, source_path, source_line)
-                )
+                shorter, longer, (number, _) = (source_path, target_path, target_line) if source_line is None else (target_path, source_path, source_line)
                 raise DataError(f"{longer.name} has a line {number}, but {shorter} ends before it: the files must be parallel", str(longer), number)
             (number, source), (_, target) = source_line, target_line
             source_tokens, target_tokens = self.tokens(source), self.tokens(target)

@@ -189,10 +189,7 @@ def mentions(question: Question, entity_constant: str) -> list[int]:
     """Start positions of the mentions of a constant in *question* (its ``_``-separated words, stemmed)."""
     word = entity_constant.rpartition(":")[0] or entity_constant
     words = word.split("_")
-    return [
-        start for start in range(len(question) - len(words) + 1)
-        if all(stem_matches(question[start + offset], part) for offset, part in enumerate(words))
-    ]
+    return [start for start in range(len(question) - len(words) + 1) if all(stem_matches(question[start + offset], part) for offset, part in enumerate(words))]
 
 
 def argument_constants(tree: Tree) -> set[str]:
@@ -210,7 +207,7 @@ def entities_of(question: Question, tree: Tree, swap_placeholders: bool) -> list
         starts = mentions(question, constant)
         if len(starts) == 1:
             length = len((constant.rpartition(":")[0] or constant).split("_"))
-            found.append(Entity(constant, question[starts[0]:starts[0] + length], kind))
+            found.append(Entity(constant, question[starts[0] : starts[0] + length], kind))
     return found
 
 
@@ -222,11 +219,11 @@ def replace_leaves(tree: Tree, old: str, new: str) -> Tree:
 
 def replace_span(question: Question, span: Question, new: Question) -> Question | None:
     """*question* with its one occurrence of *span* replaced by *new*; ``None`` unless it occurs exactly once."""
-    starts = [i for i in range(len(question) - len(span) + 1) if question[i:i + len(span)] == span]
+    starts = [i for i in range(len(question) - len(span) + 1) if question[i : i + len(span)] == span]
     if len(starts) != 1:
         return None
     start = starts[0]
-    return question[:start] + new + question[start + len(span):]
+    return question[:start] + new + question[start + len(span) :]
 
 
 @RecombinationStrategy.register("abs_entities")
@@ -241,7 +238,7 @@ class AbsEntities(EnumeratedStrategy):
         parsed = [(tuple(example.tokens), parse_lisp(str(example.target)), example) for example in examples]
         by_type: dict[str, set[Entity]] = defaultdict(set)
         found = []
-        for question, tree, example in parsed:
+        for question, tree, _ in parsed:
             entities = entities_of(question, tree, self.swap_placeholders)
             found.append(entities)
             for entity in entities:
@@ -325,7 +322,7 @@ def minimal_pairs(parsed: Sequence[tuple[Question, Tree]], max_phrase_length: in
     support: dict[tuple[Phrase, Phrase], set[tuple[Question, Question, Tree]]] = defaultdict(set)
     for (prefix, suffix), members in templates.items():
         for position, (i, span_i) in enumerate(members):
-            for j, span_j in members[position + 1:]:
+            for j, span_j in members[position + 1 :]:
                 if span_i[0] == span_j[0] or span_i[-1] == span_j[-1]:
                     continue  # not the longest common prefix and suffix: another template has this pair
                 found = difference(parsed[i][1], parsed[j][1])

@@ -126,15 +126,14 @@ class Decoder(nn.Module, Registrable):
         """The cache before the first step of incremental decoding."""
         raise NotImplementedError
 
-    def step(
-        self, embedded: torch.Tensor, cache: DecoderCache, features: Any = None
-    ) -> tuple[torch.Tensor, DecoderCache]:  # pragma: no cover - abstract
+    def step(self, embedded: torch.Tensor, cache: DecoderCache, features: Any = None) -> tuple[torch.Tensor, DecoderCache]:  # pragma: no cover - abstract
         """One step: (N, 1, D) embedded last symbols -> (N, 1, D) states and the extended cache."""
         raise NotImplementedError
 
     def index_features(self, steps: Sequence[Mapping[str, Any]]) -> Any:
         """One example's per-step grammar features as stored at indexing time (once, not every epoch);
-        a decoder may flatten them here into what its :meth:`batch_features` collates fastest."""
+        a decoder may flatten them here into what its :meth:`batch_features` collates fastest.
+        """
         return steps
 
     def batch_features(self, features: Sequence[Sequence[Mapping[str, Any]]], device: torch.device) -> Any:

@@ -39,11 +39,11 @@ import torch
 from torch import nn
 
 from toolkit.errors import ConfigurationError
+from toolkit.from_params import PositiveInt, Probability
 from toolkit.modules.attention import padding_mask
 from toolkit.modules.decoders.decoder import Decoder, DecoderCache, SelfAttentionCache
 from toolkit.modules.decoders.transformer import TransformerDecoderLayer
 from toolkit.modules.positional_encoding import SinusoidalPositionalEncoding
-from toolkit.from_params import PositiveInt, Probability
 
 FREE, STACK, BUFFER = 0, 1, 2
 KINDS = ("stack", "buffer")

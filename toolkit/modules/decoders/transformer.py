@@ -3,13 +3,13 @@
 import torch
 from torch import nn
 
+from toolkit.errors import ConfigurationError
+from toolkit.from_params import PositiveInt, Probability
 from toolkit.modules.attention import MultiHeadAttention, padding_mask
 from toolkit.modules.decoders.decoder import Decoder, DecoderCache, SelfAttentionCache
 from toolkit.modules.feedforward import FeedForward
-from toolkit.errors import ConfigurationError
 from toolkit.modules.positional_encoding import SinusoidalPositionalEncoding
 from toolkit.modules.tree_positional_encoding import TreePositionalEncoding
-from toolkit.from_params import PositiveInt, Probability
 
 
 class TransformerDecoderLayer(nn.Module):
@@ -89,9 +89,7 @@ class TransformerDecoder(Decoder):
         else:
             self.positions = SinusoidalPositionalEncoding(input_dim, max_length)
         self.dropout = nn.Dropout(dropout)
-        self.layers = nn.ModuleList(
-            TransformerDecoderLayer(input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first) for _ in range(num_layers)
-        )
+        self.layers = nn.ModuleList(TransformerDecoderLayer(input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first) for _ in range(num_layers))
         self.final_norm = nn.LayerNorm(input_dim) if norm_first else nn.Identity()
 
     def one_hots(self, paths, device) -> torch.Tensor:

@@ -27,11 +27,11 @@ import torch
 from torch import nn
 
 from toolkit.errors import ConfigurationError
+from toolkit.from_params import PositiveInt, Probability
 from toolkit.modules.attention import MultiHeadAttention, padding_mask
 from toolkit.modules.encoders.encoder import Seq2SeqEncoder
 from toolkit.modules.encoders.transformer import TransformerEncoder, TransformerEncoderLayer
 from toolkit.phrases import PhraseGenerator, hypernode_membership, node_adjacency, pad_memberships
-from toolkit.from_params import PositiveInt, Probability
 
 
 class HypernodeEncoderLayer(TransformerEncoderLayer):
@@ -41,9 +41,7 @@ class HypernodeEncoderLayer(TransformerEncoderLayer):
     :class:`TransformerEncoderLayer`, so a plain encoder's weights load into it.
     """
 
-    def __init__(
-        self, dim: int, num_heads: int, ff_dim: int, dropout: float, attention_dropout: float, norm_first: bool, phase_two: bool, linear: bool
-    ):
+    def __init__(self, dim: int, num_heads: int, ff_dim: int, dropout: float, attention_dropout: float, norm_first: bool, phase_two: bool, linear: bool):
         super().__init__(dim, num_heads, ff_dim, dropout, attention_dropout, norm_first)
         self.phase_two, self.linear = phase_two, linear
         if phase_two:
@@ -101,16 +99,12 @@ class HypernodeTransformerEncoder(TransformerEncoder):
     ):
         phase_two_layers = list(range(1, num_layers + 1)) if phase_two_layers is None else phase_two_layers
         if any(not 1 <= number <= num_layers for number in phase_two_layers):
-            raise ConfigurationError(
-                f"encoder.phase_two_layers are layer numbers from 1 to num_layers ({num_layers}), got {phase_two_layers}"
-            )
+            raise ConfigurationError(f"encoder.phase_two_layers are layer numbers from 1 to num_layers ({num_layers}), got {phase_two_layers}")
         super().__init__(input_dim, num_layers, num_heads, ff_dim, dropout, attention_dropout, norm_first, max_length)
         self.phrases, self.linear = phrases, linear
         self.phase_two_layers = sorted(set(phase_two_layers))
         self.layers = nn.ModuleList(
-            HypernodeEncoderLayer(
-                input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first, number in self.phase_two_layers, linear
-            )
+            HypernodeEncoderLayer(input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first, number in self.phase_two_layers, linear)
             for number in range(1, num_layers + 1)
         )
 
@@ -128,9 +122,7 @@ class HypernodeTransformerEncoder(TransformerEncoder):
     def batch_inputs(self, inputs, num_tokens):
         return {"hypernodes": self.batch_hypernodes([item["hypernodes"] for item in inputs], num_tokens)}
 
-    def forward(
-        self, embedded: torch.Tensor, mask: torch.Tensor, hypernodes: torch.Tensor | None = None
-    ) -> torch.Tensor:
+    def forward(self, embedded: torch.Tensor, mask: torch.Tensor, hypernodes: torch.Tensor | None = None) -> torch.Tensor:
         """(B, N, D) word embeddings and (B, N) mask in, (B, N, D) word states out.
 
         *hypernodes* is the (B, M, N) membership from :meth:`batch_hypernodes`; without it the

@@ -1,10 +1,10 @@
 """The PhraseTransformer encoder: a Transformer encoder whose chosen layers use phrase heads."""
 
 from toolkit.errors import ConfigurationError
+from toolkit.from_params import PositiveInt, Probability
 from toolkit.modules.encoders.encoder import Seq2SeqEncoder
 from toolkit.modules.encoders.transformer import TransformerEncoder
 from toolkit.modules.phrase_attention import Composition, PhraseMultiHeadAttention
-from toolkit.from_params import PositiveInt, Probability
 
 
 @Seq2SeqEncoder.register("phrase_transformer")

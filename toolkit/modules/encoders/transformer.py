@@ -4,12 +4,12 @@ import torch
 from torch import nn
 
 from toolkit.errors import ConfigurationError
+from toolkit.from_params import PositiveInt, Probability
 from toolkit.modules.attention import MultiHeadAttention, padding_mask
 from toolkit.modules.encoders.encoder import Seq2SeqEncoder
 from toolkit.modules.feedforward import FeedForward
 from toolkit.modules.positional_encoding import SinusoidalPositionalEncoding
 from toolkit.modules.tree_positional_encoding import TreePositionalEncoding
-from toolkit.from_params import PositiveInt, Probability
 
 
 class TransformerEncoderLayer(nn.Module):
@@ -67,9 +67,7 @@ class TransformerEncoder(Seq2SeqEncoder):
             self.positions = SinusoidalPositionalEncoding(input_dim, max_length)
             self.max_length = max_length
         self.dropout = nn.Dropout(dropout)
-        self.layers = nn.ModuleList(
-            TransformerEncoderLayer(input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first) for _ in range(num_layers)
-        )
+        self.layers = nn.ModuleList(TransformerEncoderLayer(input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first) for _ in range(num_layers))
         self.final_norm = nn.LayerNorm(input_dim) if norm_first else nn.Identity()
 
     def example_inputs(self, example):
@@ -78,8 +76,7 @@ class TransformerEncoder(Seq2SeqEncoder):
             return {}
         if example.token_paths is None:
             raise ConfigurationError(
-                "model.encoder reads tree inputs (positional_encoding 'tree'), but the examples are sentences: "
-                "use a tree reader such as 'tree_pairs'"
+                "model.encoder reads tree inputs (positional_encoding 'tree'), but the examples are sentences: use a tree reader such as 'tree_pairs'"
             )
         return {"token_paths": example.token_paths}
 

@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 import torch
@@ -20,7 +21,7 @@ INSTALL_HINT = 'pip install "parsing-toolkit[transformers]"'
 WEIGHT_PATTERNS = ("*.safetensors", "*.bin")
 TOKENIZER_PATTERNS = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "*.model")
 # model_name -> an archive's copy of its config and tokenizer, while an archive is being loaded
-ARCHIVED_COPIES: ContextVar[Mapping[str, Path]] = ContextVar("archived_copies", default={})
+ARCHIVED_COPIES: ContextVar[Mapping[str, Path]] = ContextVar("archived_copies", default=MappingProxyType({}))
 
 
 @contextlib.contextmanager
@@ -117,9 +118,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         if self.window_length < 1:
             raise ConfigurationError(f"token_embedder.max_length must be at least 1, got {self.window_length}")
         if not 1 <= self.window_stride <= self.window_length:
-            raise ConfigurationError(
-                f"token_embedder.window_stride must be between 1 and max_length ({self.window_length}), got {self.window_stride}"
-            )
+            raise ConfigurationError(f"token_embedder.window_stride must be between 1 and max_length ({self.window_length}), got {self.window_stride}")
 
         if layers == "last":
             self.layer_indices: list[int] | None = None
@@ -128,8 +127,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
             indices = list(range(num_states)) if layers == "all" else list(layers)
             if not indices or any(not -num_states <= i < num_states for i in indices):
                 raise ConfigurationError(
-                    f"token_embedder.layers: indices must lie in [{-num_states}, {num_states - 1}] "
-                    f"(0 is the embedding output), got {layers!r}"
+                    f"token_embedder.layers: indices must lie in [{-num_states}, {num_states - 1}] (0 is the embedding output), got {layers!r}"
                 )
             self.layer_indices = indices
             self.scalar_mix = ScalarMix(len(indices))
@@ -191,10 +189,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         """:meth:`word_layers` with each sentence's rows computed once (frozen, in training) and kept."""
         assert self.cache is not None
         num_pieces, num_words = piece_counts.sum(1).tolist(), (piece_counts > 0).sum(1).tolist()
-        keys = [
-            (tuple(ids[:n]), tuple(counts[:w]))
-            for ids, counts, n, w in zip(piece_ids.tolist(), piece_counts.tolist(), num_pieces, num_words)
-        ]
+        keys = [(tuple(ids[:n]), tuple(counts[:w])) for ids, counts, n, w in zip(piece_ids.tolist(), piece_counts.tolist(), num_pieces, num_words)]
         missing = [row for row, key in enumerate(keys) if key not in self.cache]
         if missing:
             index = torch.tensor(missing, device=piece_ids.device)
@@ -276,9 +271,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
             input_ids.scatter_(1, where, self.suffix.expand(count, -1))
         attention_mask = torch.arange(input_ids.size(1), device=device) < (n_prefix + lengths + n_suffix).unsqueeze(1)
         with torch.no_grad() if self.freeze else contextlib.nullcontext():
-            output = self.transformer(
-                input_ids=input_ids, attention_mask=attention_mask.long(), output_hidden_states=self.layer_indices is not None
-            )
+            output = self.transformer(input_ids=input_ids, attention_mask=attention_mask.long(), output_hidden_states=self.layer_indices is not None)
         if self.layer_indices is None:
             hidden = output.last_hidden_state.unsqueeze(2)
         else:
@@ -351,10 +344,7 @@ def load_transformer(model_name: str, local: bool, tokenizer_kwargs: dict[str, A
     if local:  # transformers 5 quietly builds a 5-token tokenizer for a directory without tokenizer files
         directory = Path(model_name).expanduser()
         needed = (("config.json", ["config.json"]), ("tokenizer files", TOKENIZER_PATTERNS), ("weights", WEIGHT_PATTERNS))
-        missing = [
-            what for what, patterns in needed[: 3 if weights else 2]
-            if not any(any(directory.glob(pattern)) for pattern in patterns)
-        ]
+        missing = [what for what, patterns in needed[: 3 if weights else 2] if not any(any(directory.glob(pattern)) for pattern in patterns)]
         if missing:
             raise ConfigurationError(
                 f"cannot load the pretrained transformer directory {model_name!r}: it has no {' and no '.join(missing)} "
@@ -365,10 +355,8 @@ def load_transformer(model_name: str, local: bool, tokenizer_kwargs: dict[str, A
         if tokenizer.is_fast and "add_prefix_space" not in tokenizer_kwargs:
             try:
                 tokenizer(["a"], is_split_into_words=True, add_special_tokens=False)
-            except Exception:  # byte-level BPE (RoBERTa, GPT-2) on transformers 4 reads pre-split words only with a prefix space
-                tokenizer = transformers.AutoTokenizer.from_pretrained(
-                    model_name, local_files_only=local, add_prefix_space=True, **tokenizer_kwargs
-                )
+            except Exception:  # noqa: BLE001 - byte-level BPE (RoBERTa, GPT-2) on transformers 4 reads pre-split words only with a prefix space
+                tokenizer = transformers.AutoTokenizer.from_pretrained(model_name, local_files_only=local, add_prefix_space=True, **tokenizer_kwargs)
         if weights:
             model = transformers.AutoModel.from_pretrained(model_name, local_files_only=local, **{dtype_key: torch.float32})
         else:

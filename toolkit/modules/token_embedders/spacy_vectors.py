@@ -75,4 +75,3 @@ class SpacyVectorsEmbedder(TokenEmbedder):
 
     def get_output_dim(self) -> int:
         return self.output_dim
-

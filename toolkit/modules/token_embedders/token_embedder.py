@@ -49,7 +49,8 @@ class TokenEmbedder(nn.Module, Registrable):
 
     def inputs_source(self) -> dict[str, Any]:
         """What shapes :meth:`example_inputs` besides the config (a tokenizer's files): part of the
-        key of the preprocessing cache (``toolkit/data/cache.py``), so a changed tokenizer is re-read."""
+        key of the preprocessing cache (``toolkit/data/cache.py``), so a changed tokenizer is re-read.
+        """
         return {}
 
     # ---------------------------------------------------------------- archives

@@ -55,7 +55,8 @@ class UposEmbedder(TokenEmbedder):
             raise DataError(
                 "the 'upos' token embedder (source: 'data') needs one UPOS tag per word, as CoNLL-U gives; "
                 "this input has none (source: 'auto' tags it with spaCy)",
-                example.meta.get("path"), example.meta.get("line"),
+                example.meta.get("path"),
+                example.meta.get("line"),
             )
         return self.spacy_tags(tuple(example.tokens))
 
