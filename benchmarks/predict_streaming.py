@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("rest", nargs="*", help="further `toolkit predict` options, after --")
     args = parser.parse_args()
 
-    conllu = Path(args.data or data_root() / "ud-english-ewt" / "en_ewt-ud-test.conllu")
+    conllu = Path(args.data or Path(data_root()) / "ud-english-ewt" / "en_ewt-ud-test.conllu")
     sentences = [line.removeprefix("# text = ").strip() for line in conllu.read_text(encoding="utf-8").splitlines() if line.startswith("# text = ")]
     blocks = args.predictor in ("dependency", "amr")  # they write blocks that end in a blank line; the others a line each
     options = ["--predictor", args.predictor, *args.rest]
