@@ -44,6 +44,12 @@ COLUMNS = 10
 HEAD_LINES = 10_000  # lines read, at most, to tell CoNLL-U input from plain text
 
 
+def positions(module: Any) -> int | None:
+    """How many positions a module's position table has, if it has one (sinusoids are precomputed to a length)."""
+    table = getattr(getattr(module, "positions", None), "table", None)
+    return None if table is None else table.size(0)
+
+
 def without_ending(line: str) -> str:
     r"""*line* without its ``\n`` or ``\r\n`` (an :class:`OverlongLine` has none, and stays what it is)."""
     return line if isinstance(line, OverlongLine) else line.rstrip("\r\n")
@@ -100,15 +106,16 @@ class DependencyPredictor(Predictor):
         self.max_words = self.word_limit()
 
     def word_limit(self) -> int:
-        """The longest sentence the model can decode: every word takes a shift and an attachment,
-        so ``2n`` actions must fit the search's ``max_steps`` and the decoder's positions.
+        """The longest sentence the model can decode: its words must fit the encoder's positions, and
+        its actions (``grammar.max_actions(n)``, ``2n`` for the shipped systems) the search's
+        ``max_steps`` and the decoder's positions.
         """
-        limits = [(self.search or self.model.search).max_steps // 2]
-        for module, per_word in ((self.model.encoder, 1), (self.model.decoder, 2)):
-            table = getattr(getattr(module, "positions", None), "table", None)
-            if table is not None:
-                limits.append(table.size(0) // per_word)
-        return min(limits)
+        steps = min(filter(None, [(self.search or self.model.search).max_steps, positions(self.model.decoder)]))
+        words = positions(self.model.encoder) or steps
+        limit = 0
+        while limit < words and self.model.grammar.max_actions(limit + 1) <= steps:
+            limit += 1
+        return limit
 
     # ------------------------------------------------------------ reading
 

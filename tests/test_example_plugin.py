@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO
-from tests.test_transition_systems import LABELS, check_oracle_walk, example, labelled, projective_heads
+from tests.test_transition_systems import HEARING, LABELS, any_heads, check_oracle_walk, example, labelled, projective_heads
 from tests.test_tree_codecs import trees
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
@@ -26,6 +26,10 @@ FISH = example([2, 0, 4, 2], ["nsubj", "root", "det", "obj"])  # "She ate the fi
 
 def arc_eager(**options):
     return Grammar.from_params({"type": "arc_eager", **options})
+
+
+def covington(**options):
+    return Grammar.from_params({"type": "covington", **options})
 
 
 # ------------------------------------------------------------------ arc-eager
@@ -84,6 +88,70 @@ def test_arc_eager_projectivizes_like_the_shipped_systems():
     assert check_oracle_walk(arc_eager(), hearing).heads == projectivize(hearing.target.heads)[0]
     with pytest.raises(DataError):
         arc_eager(non_projective="skip").oracle(hearing)
+
+
+# ------------------------------------------------------------------ Covington (a new action kind, a configuration with more fields)
+
+
+def test_covington_oracle_on_a_small_tree():
+    # j = 1: nothing to compare with but the root; j = 2: "She" <- "ate", root -> "ate"; j = 3: no arc
+    # with "ate"; j = 4: "the" <- "fish", "ate" -> "fish", and "She" has no arc left, so SHIFT ends it.
+    assert covington().oracle(FISH) == ["SHIFT", "LEFT-ARC:nsubj", "RIGHT-ARC:root", "SHIFT", "SHIFT", "LEFT-ARC:det", "RIGHT-ARC:obj", "SHIFT"]
+    state = covington().initial_state(FISH)
+    for action in ["SHIFT", "LEFT-ARC:nsubj"]:
+        state = state.apply(action)
+    assert state.stack == (0,) and state.passed == (1,) and state.buffer == (2, 3, 4)
+    assert state.features() == {"stack": (), "buffer": (1, 2, 3)}
+    state = state.apply("RIGHT-ARC:root").apply("SHIFT")
+    assert state.stack == (0, 1, 2) and state.passed == () and state.features()["stack"] == (1, 0)
+
+
+def test_covington_builds_crossing_arcs_without_swaps():
+    assert not is_projective(HEARING.target.heads)
+    assert check_oracle_walk(covington(), HEARING) == HEARING.target
+    assert "NO-ARC" in covington().oracle(HEARING)
+
+
+def test_covington_refuses_cycles_and_strandings():
+    state = covington().initial_state(example([0, 1, 2, 3], ["root", "a", "a", "a"]))
+    for action in ["SHIFT", "RIGHT-ARC:a", "NO-ARC", "SHIFT", "RIGHT-ARC:a"]:  # w1 -> w2, w2 -> w3
+        state = state.apply(action)
+    assert state.stack == (0, 1) and state.buffer == (3, 4)
+    assert "LEFT-ARC:a" not in state.allowed()  # w3 -> w1 would close the cycle w1 -> w2 -> w3 -> w1
+    assert "RIGHT-ARC:a" not in state.allowed() and "NO-ARC" in state.allowed()  # w3 already has its head
+    last = covington().initial_state(example([0], ["root"]))
+    assert last.allowed().expand(["a", "root"]) == ["RIGHT-ARC:root"]  # shifting or passing the root would strand the word
+    assert "NO-ARC" in last.allowed().but(moves=frozenset({"NO-ARC"}))
+
+
+@settings(max_examples=150, deadline=None)
+@given(any_heads(), st.data())
+def test_covington_round_trips_any_tree(heads, data):
+    ex = labelled(heads, data)
+    grammar = covington()
+    assert check_oracle_walk(grammar, ex) == grammar.gold(ex) == ex.target
+    assert len(grammar.oracle(ex)) <= grammar.max_actions(len(heads))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 8), st.booleans(), st.data())
+def test_covington_random_valid_actions_always_finish_with_a_tree(n, single_root, data):
+    grammar = covington(single_root=single_root)
+    state = grammar.initial_state(Example(["w"] * n))
+    for _ in range(grammar.max_actions(n)):
+        if state.is_final():
+            break
+        options = state.allowed().expand(LABELS + ["root"])
+        assert options, f"dead end at {state.stack} {state.passed} {state.buffer}"
+        state = state.apply(data.draw(st.sampled_from(options)))
+    assert state.is_final()
+    heads = state.result().heads
+    assert "_" not in state.result().deprels  # every word attached by an action
+    assert heads.count(0) == 1 if single_root and n else heads.count(0) >= (1 if n else 0)
+    for word in range(1, n + 1):  # no cycles: every chain of heads ends at the root within n steps
+        for _ in range(n):
+            word = heads[word - 1] if word else 0
+        assert word == 0
 
 
 # ------------------------------------------------------------------ the post-order codec

@@ -88,7 +88,7 @@ def test_the_example_plugin_configs_build_the_plugin_grammars(monkeypatch):
     monkeypatch.syspath_prepend(str(PLUGIN))
     import toolkit_example_plugin  # noqa: F401
 
-    for config, name in (("geo_postorder.jsonnet", "PostorderCodec"), ("ud_ewt_arc_eager.jsonnet", "ArcEager")):
+    for config, name in (("geo_postorder.jsonnet", "PostorderCodec"), ("ud_ewt_arc_eager.jsonnet", "ArcEager"), ("ud_ewt_covington.jsonnet", "Covington")):
         params = Params.from_file(str(PLUGIN / "configs" / config))
         assert type(Grammar.from_params(params.pop("grammar"))).__name__ == name
 
@@ -175,9 +175,12 @@ def test_pip_installed_plugin_trains_and_predicts_through_the_cli(tmp_path):
     listed = toolkit(environment, "list", "Grammar", python=python).stdout
     assert "arc_eager: toolkit_example_plugin.arc_eager.ArcEager [toolkit-example-plugin 0.1.0]" in listed
     assert "postorder: toolkit_example_plugin.postorder.PostorderCodec [toolkit-example-plugin 0.1.0]" in listed
+    assert "covington: toolkit_example_plugin.covington.Covington [toolkit-example-plugin 0.1.0]" in listed
 
     for name, config, suffix, overrides in (
         ("ewt", "tiny_dependency.jsonnet", "conllu", {"grammar.type": "arc_eager"}),
+        # a new action kind (NO-ARC) and a configuration with a second list; n(n + 3)/2 actions must fit max_steps
+        ("ewt_covington", "tiny_dependency.jsonnet", "conllu", {"grammar": {"type": "covington"}, "model.search": {"type": "greedy", "max_steps": 1000}}),
         ("geo", "tiny_postorder.jsonnet", "tsv", {}),
     ):
         data = {"TRAIN": str(tmp_path / f"train.{suffix}"), "TEST": str(tmp_path / f"test.{suffix}")}

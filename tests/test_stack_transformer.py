@@ -253,7 +253,7 @@ def test_labeled_shift_names_frequent_words_and_allows_exactly_one_shift():
         "RIGHT-ARC:root",
     ]
     state = grammar.initial_state(FISH)
-    assert state.allowed() == ValidActions(shift=True, root_label="root")  # "She" is not decorated: plain SHIFT
+    assert state.allowed() == ValidActions(frozenset({SHIFT}), root_label="root")  # "She" is not decorated: plain SHIFT
     state = state.apply("SHIFT")
     allowed = state.allowed()
     assert "SHIFT:ate" in allowed and SHIFT not in allowed and "SHIFT:the" not in allowed

@@ -153,8 +153,9 @@ def test_features_list_stack_and_buffer_positions_nearest_first():
 def test_the_allowed_answer_is_a_small_hashable_value_that_admits_any_relation():
     state = system("arc_standard").initial_state(FISH).apply("SHIFT").apply("SHIFT")
     allowed = state.allowed()
-    assert allowed == ValidActions(shift=True, left=True, right=True, root_label="root")
-    assert hash(allowed) == hash(ValidActions(shift=True, left=True, right=True, root_label="root"))
+    expected = ValidActions(frozenset({"SHIFT"}), frozenset({"LEFT-ARC", "RIGHT-ARC"}), root_label="root")
+    assert allowed == expected and hash(allowed) == hash(expected)
+    assert allowed is ValidActions.of(moves=["SHIFT"], arcs=["LEFT-ARC", "RIGHT-ARC"], root_label="root")  # shared
     assert all(symbol in allowed for symbol in ["SHIFT", "LEFT-ARC:nsubj", "RIGHT-ARC:nmod:poss"])
     for symbol in ["SWAP", "LEFT-ARC:root", "RIGHT-ARC:root", "LEFT-ARC", "LEFT-ARC:", "REDUCE", "@@PAD@@", None]:
         assert symbol not in allowed
@@ -177,8 +178,10 @@ def test_apply_rejects_invalid_actions():
     for symbol in ["LEFT-ARC:nsubj", "RIGHT-ARC:root", "SWAP", "JUMP"]:
         with pytest.raises(ValueError):
             state.apply(symbol)
-    with pytest.raises(ValueError):
-        split_action("SHIFT:x")
+    assert split_action("NO-ARC") == ("NO-ARC", None) and split_action("LEFT-2:nmod:poss") == ("LEFT-2", "nmod:poss")
+    for malformed in ("", ":x", "LEFT-ARC:"):
+        with pytest.raises(ValueError):
+            split_action(malformed)
 
 
 def test_result_of_an_unfinished_parse_attaches_the_rest_to_the_root():
@@ -291,7 +294,7 @@ def assert_allowed_matches_apply(state):
     """Every enumerated symbol the state allows is applied without error; every other one is rejected."""
     allowed = state.allowed()
     offered = set(allowed.expand(LABELS + ["root"]))
-    for symbol in ["SHIFT", "SWAP", "REDUCE"] + [f"{kind}:{label}" for kind in ("LEFT-ARC", "RIGHT-ARC") for label in LABELS + ["root"]]:
+    for symbol in ["SHIFT", "SWAP", "REDUCE", "NO-ARC"] + [f"{kind}:{label}" for kind in ("LEFT-ARC", "RIGHT-ARC") for label in LABELS + ["root"]]:
         if symbol in offered:
             state.apply(symbol)
         else:

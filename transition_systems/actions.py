@@ -1,29 +1,38 @@
 """Parser actions as vocabulary symbols, and the set of actions a configuration allows.
 
-An action is a string: ``SHIFT``, ``SWAP``, ``REDUCE``, or an arc with its relation, ``LEFT-ARC:nsubj`` /
-``RIGHT-ARC:nmod:poss`` (the relation is everything after the first colon). Relations are not
-listed anywhere in the grammar: the model's symbol vocabulary, built from the oracle's actions on
-the training data, is the label set. :class:`ValidActions` therefore admits an arc with *any*
-relation when its kind is valid, so the answer depends only on a handful of flags; it is hashable
-and repeats constantly, which is what the model's memoised vocabulary mask wants.
+An action is a string of one of two shapes:
+
+- a *move*, whose symbol is its kind alone: ``SHIFT``, ``SWAP``, ``REDUCE``, or a plugin's own
+  (Covington's ``NO-ARC``);
+- an *arc*, whose symbol is its kind and a relation: ``LEFT-ARC:nsubj``, ``RIGHT-ARC:nmod:poss``
+  (the relation is everything after the first colon), or a plugin's own kind (Attardi's
+  ``LEFT-2:obj``).
+
+The kinds are open: a system introduces one by allowing it in the :class:`ValidActions` its
+``valid`` returns and giving it an effect in its ``transition``; nothing else needs to know it.
+Relations are not listed anywhere in the grammar: the model's symbol vocabulary, built from the
+oracle's actions on the training data, is the label set. :class:`ValidActions` therefore admits an
+arc with *any* relation when its kind is allowed, so the answer depends only on a few small sets;
+it is hashable and repeats constantly, which is what the model's memoised vocabulary mask wants.
 
 With the labeled-SHIFT option a shift of a frequent word names the word, ``SHIFT:the``
 (:func:`labeled_shift`): the decoder then also learns to predict the next word, and a
 configuration allows exactly the one SHIFT symbol that fits its buffer front.
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
 SHIFT = "SHIFT"
 SWAP = "SWAP"
-REDUCE = "REDUCE"  # pop a word that already has its head (arc-eager; no shipped system uses it)
+REDUCE = "REDUCE"  # pop a word that already has its head (arc-eager)
 LEFT = "LEFT-ARC"
 RIGHT = "RIGHT-ARC"
-KINDS = (SHIFT, LEFT, RIGHT, SWAP, REDUCE)
-UNLABELED = (SHIFT, SWAP, REDUCE)
+KINDS = (SHIFT, LEFT, RIGHT, SWAP, REDUCE)  # the kinds the shipped systems use; plugins add their own
 
 
 def arc(kind: str, label: str) -> str:
@@ -37,69 +46,65 @@ def labeled_shift(word: str) -> str:
 
 
 def split_action(symbol: str) -> tuple[str, str | None]:
-    """``(kind, relation)``; the relation is ``None`` for SHIFT, SWAP and REDUCE. ``ValueError`` if not an action."""
+    """``(kind, relation)``, the relation ``None`` for a move. ``ValueError`` if *symbol* has neither shape."""
     kind, colon, label = symbol.partition(":")
-    if kind in (LEFT, RIGHT) and label:
-        return kind, label
-    if kind in UNLABELED and not colon:
-        return kind, None
-    raise ValueError(f"{symbol!r} is not a parser action (SHIFT, SWAP, REDUCE, LEFT-ARC:<relation>, RIGHT-ARC:<relation>)")
+    if kind and (label or not colon):
+        return kind, label or None
+    raise ValueError(f"{symbol!r} is not a parser action (a kind such as SHIFT, or an arc such as LEFT-ARC:<relation>)")
 
 
 @dataclass(frozen=True)
 class ValidActions:
-    """The actions a configuration allows, as flags per kind; ``symbol in valid`` checks a symbol.
+    """The actions a configuration allows, as sets of kinds; ``symbol in valid`` checks a symbol.
 
-    *right* is a right arc to a word, *root* a right arc to the artificial root. When *root_label*
-    is set, an arc to the root must carry it and no other arc may (UD's ``root``), so every output
-    names its root the way the treebank does. *shift_symbol* is the one symbol that shifts: plain
-    ``SHIFT``, or with labeled SHIFT the buffer front's ``SHIFT:<word>`` when the word is decorated.
+    *moves* are the move kinds allowed (``SHIFT``, ``SWAP``, ...), *arcs* the arc kinds allowed
+    between two words, and *root_arcs* the arc kinds allowed that attach a word to the artificial
+    root. When *root_label* is set, an arc to the root must carry it and no other arc may (UD's
+    ``root``), so every output names its root the way the treebank does. *shift_symbol* is the one
+    symbol that shifts: plain ``SHIFT``, or with labeled SHIFT the buffer front's ``SHIFT:<word>``.
+    Build one with :meth:`of`, which shares equal answers.
     """
 
-    shift: bool = False
-    left: bool = False
-    right: bool = False
-    root: bool = False
-    swap: bool = False
+    moves: frozenset[str] = frozenset()
+    arcs: frozenset[str] = frozenset()
+    root_arcs: frozenset[str] = frozenset()
     root_label: str | None = None
     shift_symbol: str = SHIFT
-    reduce: bool = False
 
     def __contains__(self, symbol: object) -> bool:
         if symbol == self.shift_symbol:
-            return self.shift
-        if symbol == SHIFT:  # a decorated shift is due: plain SHIFT is not an alternative
+            return SHIFT in self.moves
+        if not isinstance(symbol, str) or symbol == SHIFT:  # a decorated shift is due: plain SHIFT is no alternative
             return False
-        if symbol == SWAP:
-            return self.swap
-        if symbol == REDUCE:
-            return self.reduce
-        if not isinstance(symbol, str):
-            return False
-        kind, _, label = symbol.partition(":")
+        kind, colon, label = symbol.partition(":")
+        if not colon:
+            return kind in self.moves
         if not label:
             return False
-        if kind == LEFT:
-            return self.left and label != self.root_label
-        if kind == RIGHT:
-            if self.root:
-                return self.root_label is None or label == self.root_label
-            return self.right and label != self.root_label
-        return False
+        if kind in self.root_arcs:
+            return self.root_label is None or label == self.root_label
+        return kind in self.arcs and label != self.root_label
 
     @staticmethod
-    @cache
     def of(
-        shift: bool, left: bool, right: bool, root: bool, swap: bool, root_label: str | None, shift_symbol: str = SHIFT, reduce: bool = False
-    ) -> "ValidActions":
-        """The shared instance for these flags: there are only a few, and configurations ask for one at every step."""
-        return ValidActions(shift, left, right, root, swap, root_label, shift_symbol, reduce)
+        moves: Iterable[str] = (), arcs: Iterable[str] = (), root_arcs: Iterable[str] = (), root_label: str | None = None, shift_symbol: str = SHIFT
+    ) -> ValidActions:
+        """The shared instance for these kinds: there are only a few, and configurations ask for one at every step."""
+        return _shared(tuple(moves), tuple(arcs), tuple(root_arcs), root_label, shift_symbol)
 
-    def but(self, **changes: Any) -> "ValidActions":
-        """The shared instance with some flags changed (``valid.but(swap=True)``)."""
-        return ValidActions.of(**{**asdict(self), **changes})
+    def but(self, **changes: Any) -> ValidActions:
+        """The shared instance with some fields changed (``valid.but(moves=valid.moves | {SWAP})``)."""
+        changed = replace(self, **changes)
+        return _shared(tuple(changed.moves), tuple(changed.arcs), tuple(changed.root_arcs), changed.root_label, changed.shift_symbol)
 
     def expand(self, labels: Iterable[str]) -> list[str]:
         """Every allowed symbol whose relation is among *labels* (for tests and enumerating searches)."""
-        candidates = [self.shift_symbol, SWAP, REDUCE] + [arc(kind, label) for label in labels for kind in (LEFT, RIGHT)]
-        return [symbol for symbol in candidates if symbol in self]
+        labels = list(labels)
+        moves = [self.shift_symbol] + sorted(self.moves - {SHIFT})
+        arcs = [arc(kind, label) for label in labels for kind in sorted(self.arcs | self.root_arcs)]
+        return [symbol for symbol in moves + arcs if symbol in self]
+
+
+@cache
+def _shared(moves: tuple[str, ...], arcs: tuple[str, ...], root_arcs: tuple[str, ...], root_label: str | None, shift_symbol: str) -> ValidActions:
+    return ValidActions(frozenset(moves), frozenset(arcs), frozenset(root_arcs), root_label, shift_symbol)

@@ -21,8 +21,12 @@ class ArcHybrid(ProjectiveTransitionSystem):
 
     def valid(self, config: Configuration) -> ValidActions:
         stack, buffer = config.stack, config.buffer
+        arcs = ((LEFT,) if buffer and len(stack) >= 2 else ()) + ((RIGHT,) if len(stack) >= 3 else ())
         return ValidActions.of(
-            bool(buffer), bool(buffer) and len(stack) >= 2, len(stack) >= 3, len(stack) == 2 and self.root_attachment(not buffer), False, self.root_label
+            moves=(SHIFT,) if buffer else (),
+            arcs=arcs,
+            root_arcs=(RIGHT,) if len(stack) == 2 and self.root_attachment(not buffer) else (),
+            root_label=self.root_label,
         )
 
     def transition(self, config: Configuration, kind: str, label: str | None) -> Configuration:

@@ -19,7 +19,12 @@ def stack_arc_valid(system, config: Configuration) -> ValidActions:
     stack, buffer = config.stack, config.buffer
     to_root = len(stack) == 2  # s1 is the root
     deep = len(stack) >= 3
-    return ValidActions.of(bool(buffer), deep, deep, to_root and system.root_attachment(not buffer), False, system.root_label)
+    return ValidActions.of(
+        moves=(SHIFT,) if buffer else (),
+        arcs=(LEFT, RIGHT) if deep else (),
+        root_arcs=(RIGHT,) if to_root and system.root_attachment(not buffer) else (),
+        root_label=system.root_label,
+    )
 
 
 def stack_arc_transition(config: Configuration, kind: str, label: str | None) -> Configuration:

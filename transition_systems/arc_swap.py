@@ -93,7 +93,7 @@ class ArcSwap(TransitionSystem):
         valid = stack_arc_valid(self, config)
         stack = config.stack
         if len(stack) >= 3 and stack[-2] < stack[-1]:
-            return valid.but(swap=True)
+            return valid.but(moves=valid.moves | {SWAP})
         return valid
 
     def transition(self, config: Configuration, kind: str, label: str | None) -> Configuration:

@@ -48,7 +48,7 @@ class Configuration(State):
 
     def allowed(self) -> ValidActions:
         valid = self.system.valid(self)
-        if self.shift_symbols and valid.shift and (symbol := self.shift_symbols[self.buffer[0]]) != SHIFT:
+        if self.shift_symbols and SHIFT in valid.moves and (symbol := self.shift_symbols[self.buffer[0]]) != SHIFT:
             return valid.but(shift_symbol=symbol)
         return valid
 
@@ -76,12 +76,20 @@ class Configuration(State):
 
     # ------------------------------------------------------------ used by the systems' transitions
 
-    def attach(self, head: int, dependent: int, label: str, stack: tuple[int, ...], buffer: tuple[int, ...]) -> Configuration:
-        """A copy with the arc ``head -> dependent`` added and the given stack and buffer."""
+    def attach(self, head: int, dependent: int, label: str, stack: tuple[int, ...], buffer: tuple[int, ...], **more: Any) -> Configuration:
+        """A copy with the arc ``head -> dependent`` added, the given stack and buffer, and *more* fields changed."""
         heads = self.heads[:dependent] + (head,) + self.heads[dependent + 1 :]
         labels = self.labels[:dependent] + (label,) + self.labels[dependent + 1 :]
-        return Configuration(self.system, stack, buffer, heads, labels, self.shift_symbols)
+        return self.evolve(stack=stack, buffer=buffer, heads=heads, labels=labels, **more)
 
-    def move(self, stack: tuple[int, ...], buffer: tuple[int, ...]) -> Configuration:
-        """A copy with the given stack and buffer and the same arcs."""
-        return Configuration(self.system, stack, buffer, self.heads, self.labels, self.shift_symbols)
+    def move(self, stack: tuple[int, ...], buffer: tuple[int, ...], **more: Any) -> Configuration:
+        """A copy with the given stack and buffer, the same arcs, and *more* fields changed."""
+        return self.evolve(stack=stack, buffer=buffer, **more)
+
+    def evolve(self, **changes: Any) -> Configuration:
+        """A copy with *changes* to its fields. A subclass's own fields come along, so a system can keep
+        more than a stack and a buffer (Covington's second list, in the example plugin) by subclassing.
+        """
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__, **changes)
+        return copy

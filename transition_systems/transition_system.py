@@ -68,6 +68,7 @@ class TransitionSystem(Grammar):
     """
 
     default_predictor = "dependency"
+    configuration_class: type[Configuration] = Configuration  # a subclass with more fields, for a system that needs them
 
     def __init__(
         self,
@@ -108,7 +109,14 @@ class TransitionSystem(Grammar):
     # ------------------------------------------------------------ the Grammar interface
 
     def initial_state(self, example: Example) -> Configuration:
-        return Configuration.start(self, len(example.tokens), self.shift_symbols(example.tokens))
+        return self.configuration_class.start(self, len(example.tokens), self.shift_symbols(example.tokens))
+
+    def max_actions(self, words: int) -> int:
+        """The most actions a parse of *words* words takes (a shift and an attachment each, by default):
+        how the dependency predictor sizes the longest sentence that fits the search's ``max_steps``.
+        A system whose parses are longer (Covington's n(n + 1)/2 + n) says so here.
+        """
+        return 2 * words
 
     def shift_symbols(self, tokens: Sequence[str]) -> tuple[str, ...]:
         """Per node (the root first), the symbol that shifts it; empty without labeled SHIFT."""
@@ -155,7 +163,7 @@ class TransitionSystem(Grammar):
         config = self.initial_state(example)
         actions: list[str] = []
         configurations: list[Configuration] = []
-        limit = 2 * len(example.tokens) + len(example.tokens) ** 2  # arc-swap's bound; the others need 2n
+        limit = max(self.max_actions(len(example.tokens)), 2 * len(example.tokens) + len(example.tokens) ** 2)  # arc-swap's bound
         while not config.is_final():
             action = self.gold_action(config, gold)
             if action == SHIFT and config.shift_symbols:

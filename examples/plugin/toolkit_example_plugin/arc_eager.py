@@ -46,7 +46,12 @@ class ArcEager(ProjectiveTransitionSystem):
         for kind in (SHIFT, LEFT, RIGHT, "root", REDUCE):  # keep only the moves that leave a finishable tree
             if flags[kind]:
                 flags[kind] = completable(self.transition(config, RIGHT if kind == "root" else kind, self.root_label), self.single_root)
-        return ValidActions.of(flags[SHIFT], flags[LEFT], flags[RIGHT], flags["root"], False, self.root_label, reduce=flags[REDUCE])
+        return ValidActions.of(
+            moves=[kind for kind in (SHIFT, REDUCE) if flags[kind]],
+            arcs=[kind for kind in (LEFT, RIGHT) if flags[kind]],
+            root_arcs=[RIGHT] if flags["root"] else [],
+            root_label=self.root_label,
+        )
 
     def transition(self, config: Configuration, kind: str, label: str | None) -> Configuration:
         stack, buffer = config.stack, config.buffer
