@@ -25,7 +25,8 @@ def replay_oracle(grammar: Grammar, examples: Sequence[Example], metrics: Sequen
     *metrics* (default: the grammar's ``oracle_metrics()``) score the results of the examples the
     oracle derived, against their targets; skipped and failed examples are left out of them.
     """
-    metrics = list(grammar.oracle_metrics() if metrics is None else metrics)
+    if metrics is None:  # the grammar names registered metrics (a plugin may still give instances)
+        metrics = [metric if isinstance(metric, Metric) else Metric.from_params(metric) for metric in grammar.oracle_metrics()]
     report: dict[str, Any] = {"examples": len(examples), "exact_round_trips": 0, "oracle_errors": 0, "skipped": 0}
     lengths, errors, readable, results, targets = Counter(), [], [], [], []
     for example in examples:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from toolkit.data.dataset_readers.conllu import DependencyTree
+from toolkit.data.dependency_tree import DependencyTree
 from toolkit.grammars.grammar import State
 from transition_systems.actions import SHIFT, ValidActions, split_action
 

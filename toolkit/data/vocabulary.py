@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from toolkit.data import symbols
 from toolkit.errors import ArchiveError, ConfigurationError
 
 _META_FILE = "vocabulary.json"
@@ -43,10 +44,7 @@ class Vocabulary:
     same indices.
     """
 
-    PAD = "@@PADDING@@"
-    UNK = "@@UNKNOWN@@"
-    BOS = "@start@"
-    EOS = "@end@"
+    PAD, UNK, BOS, EOS = symbols.PAD, symbols.UNK, symbols.BOS, symbols.EOS
     PAD_INDEX, UNK_INDEX, BOS_INDEX, EOS_INDEX = 0, 1, 2, 3
     SPECIALS = (PAD, UNK, BOS, EOS)
 

@@ -16,12 +16,10 @@ At each step:
 from dataclasses import dataclass
 
 from toolkit.data.example import Example
-from toolkit.data.vocabulary import Vocabulary
+from toolkit.data.symbols import EOS
 from toolkit.errors import ConfigurationError
 from toolkit.grammars.grammar import AllExcept, Allowed, Grammar, State
 from toolkit.grammars.sequence import SequenceGrammar
-
-EOS = Vocabulary.EOS
 
 
 @dataclass(frozen=True)

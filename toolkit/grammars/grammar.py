@@ -13,14 +13,11 @@ beam search can keep and share states freely.
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from toolkit.data.example import Example
 from toolkit.errors import DataError
 from toolkit.registrable import Registrable
-
-if TYPE_CHECKING:
-    from toolkit.metrics.metric import Metric
 
 
 @dataclass(frozen=True)
@@ -121,8 +118,12 @@ class Grammar(Registrable):
         """
         return False
 
-    def oracle_metrics(self) -> list["Metric"]:
-        """Metrics ``toolkit oracle`` scores the replayed results with, against the targets (e.g. UAS/LAS)."""
+    def oracle_metrics(self) -> list[dict[str, Any]]:
+        """Metrics ``toolkit oracle`` scores the replayed results with, against the targets (e.g. UAS/LAS).
+
+        Given as configs of registered metrics (``{"type": "attachment_scores"}``), so that a grammar
+        names its metrics without importing them.
+        """
         return []
 
     def gold(self, example: Example) -> Any:

@@ -4,10 +4,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from toolkit.data.example import Example
-from toolkit.data.vocabulary import Vocabulary
+from toolkit.data.symbols import EOS
 from toolkit.grammars.grammar import Grammar, State
-
-EOS = Vocabulary.EOS
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,7 @@ from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.from_params import Probability
 from toolkit.grammars.grammar import Grammar, State
-from toolkit.metrics.accuracy import TagAccuracy, gold_tags
-from toolkit.metrics.metric import Metric
+from toolkit.metrics.accuracy import gold_tags
 from toolkit.models.encoder_decoder import pad
 from toolkit.models.model import Model
 from toolkit.modules.encoders import Seq2SeqEncoder
@@ -80,8 +79,8 @@ class TagGrammar(Grammar):
     def gold(self, example: Example) -> tuple[str, ...]:
         return tuple(self.oracle(example))
 
-    def oracle_metrics(self) -> list[Metric]:
-        return [TagAccuracy(self.field)]
+    def oracle_metrics(self) -> list[dict[str, Any]]:
+        return [{"type": "tag_accuracy", "field": self.field}]
 
 
 @Model.register("tagger")

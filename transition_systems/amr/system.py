@@ -21,11 +21,10 @@ from typing import Any
 
 import penman
 
-from toolkit.data.dataset_readers.penman import lemmatize
 from toolkit.data.example import Example
+from toolkit.data.tokenization import lemmatize
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.grammars.grammar import Grammar
-from toolkit.metrics.metric import Metric
 from transition_systems.amr.aligner import Alignment, align
 from transition_systems.amr.graph import GoldGraph, same_graph
 from transition_systems.amr.state import (
@@ -223,10 +222,8 @@ class AmrTransitionSystem(Grammar):
             counts["oracle_" + self.run_oracle(example)[1]] += 1
         return dict(counts)
 
-    def oracle_metrics(self) -> list[Metric]:
-        from toolkit.metrics.smatch import Smatch
-
-        return [Smatch(seed=self.smatch_seed)]
+    def oracle_metrics(self) -> list[dict[str, Any]]:
+        return [{"type": "smatch", "seed": self.smatch_seed}]
 
     # ------------------------------------------------------------ helpers
 

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolkit.data.example import Example
-from toolkit.data.vocabulary import Vocabulary
+from toolkit.data.symbols import EOS
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.grammars.grammar import Grammar, State
 from tree_codecs import FORMATS, Tree, split_symbol, symbol
 
-END = Vocabulary.EOS
+END = EOS
 
 
 @dataclass(frozen=True)

@@ -9,36 +9,16 @@ can name its file and line.
 """
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from conllu.parser import ParseException, parse_comment_line, parse_id_value, parse_int_value
 
 from toolkit.data.dataset_readers.dataset_reader import DatasetReader
+from toolkit.data.dependency_tree import DependencyTree
 from toolkit.data.example import Example
 from toolkit.errors import DataError
 
 COLUMNS = 10  # ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC
-
-
-@dataclass(frozen=True)
-class DependencyTree:
-    """A basic dependency tree over words 1..n: ``heads[i]`` governs word ``i + 1`` (0 is the root).
-
-    *upos* is the gold tagging when read from a treebank, ``None`` in a parser's output, so a
-    prediction equals its gold when heads and relations agree.
-    """
-
-    heads: tuple[int, ...]
-    deprels: tuple[str, ...]
-    upos: tuple[str, ...] | None = None
-
-    def __len__(self) -> int:
-        return len(self.heads)
-
-    def without_upos(self) -> "DependencyTree":
-        """Heads and relations only: what a parser's output is compared with."""
-        return DependencyTree(self.heads, self.deprels)
 
 
 def tree_problem(heads: Sequence[int]) -> tuple[int, str] | None:
