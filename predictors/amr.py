@@ -71,11 +71,7 @@ class AmrPredictor(Predictor):
         super().__init__(archive, search, max_tokens)
         if not isinstance(self.model.grammar, AmrTransitionSystem):
             raise ConfigurationError(f"the amr predictor needs an AMR parser (grammar 'amr'); this archive's grammar is {type(self.model.grammar).__name__}")
-        limits = [(self.search or self.model.search).max_steps // 2]
-        table = getattr(getattr(self.model.encoder, "positions", None), "table", None)
-        if table is not None:
-            limits.append(table.size(0))
-        self.max_words = min(limits)
+        self.max_words = min(filter(None, [(self.search or self.model.search).max_steps // 2, self.model.encoder.max_length]))
 
     # ------------------------------------------------------------ reading
 

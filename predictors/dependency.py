@@ -44,12 +44,6 @@ COLUMNS = 10
 HEAD_LINES = 10_000  # lines read, at most, to tell CoNLL-U input from plain text
 
 
-def positions(module: Any) -> int | None:
-    """How many positions a module's position table has, if it has one (sinusoids are precomputed to a length)."""
-    table = getattr(getattr(module, "positions", None), "table", None)
-    return None if table is None else table.size(0)
-
-
 def without_ending(line: str) -> str:
     r"""*line* without its ``\n`` or ``\r\n`` (an :class:`OverlongLine` has none, and stays what it is)."""
     return line if isinstance(line, OverlongLine) else line.rstrip("\r\n")
@@ -110,8 +104,8 @@ class DependencyPredictor(Predictor):
         its actions (``grammar.max_actions(n)``, ``2n`` for the shipped systems) the search's
         ``max_steps`` and the decoder's positions.
         """
-        steps = min(filter(None, [(self.search or self.model.search).max_steps, positions(self.model.decoder)]))
-        words = positions(self.model.encoder) or steps
+        steps = min(filter(None, [(self.search or self.model.search).max_steps, self.model.decoder.max_length]))
+        words = self.model.encoder.max_length or steps
         limit = 0
         while limit < words and self.model.grammar.max_actions(limit + 1) <= steps:
             limit += 1

@@ -115,6 +115,7 @@ class DecoderCache:
 class Decoder(nn.Module, Registrable):
     default_implementation = "transformer"
     uses_features = False  # decoders that read grammar features set this, and implement batch_features
+    max_length: int | None = None  # the longest output the decoder has positions for (None: any)
 
     def forward(
         self, embedded: torch.Tensor, memory: torch.Tensor, memory_mask: torch.Tensor, features: Any = None

@@ -212,6 +212,7 @@ class StackTransformerDecoder(Decoder):
         self.guided_layers = [self.uses_features and layer in masked for layer in range(num_layers)]
         self.register_buffer("head_kinds", torch.tensor(head_kinds, dtype=torch.long), persistent=False)
         self.positions = SinusoidalPositionalEncoding(input_dim, max_length)
+        self.max_length = max_length
         self.dropout = nn.Dropout(dropout)
         num_positions = max_position if position_embeddings else 0
         self.layers = nn.ModuleList(

@@ -88,6 +88,7 @@ class TransformerDecoder(Decoder):
             self.tree_positions = TreePositionalEncoding(input_dim, tree_degree, tree_max_depth, tree_parameterized)
         else:
             self.positions = SinusoidalPositionalEncoding(input_dim, max_length)
+            self.max_length = max_length
         self.dropout = nn.Dropout(dropout)
         self.layers = nn.ModuleList(TransformerDecoderLayer(input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first) for _ in range(num_layers))
         self.final_norm = nn.LayerNorm(input_dim) if norm_first else nn.Identity()
