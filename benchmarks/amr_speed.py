@@ -103,7 +103,7 @@ def main() -> None:
 
         from toolkit.archive import load_archive
         from toolkit.decoding import BeamSearch, GreedySearch
-        from toolkit.training.evaluation import predict
+        from toolkit.evaluation import predict
 
         torch.set_num_threads(args.threads)
         model = load_archive(args.archive, "cpu").model

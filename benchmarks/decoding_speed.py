@@ -70,7 +70,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    from toolkit.training.evaluation import predict
+    from toolkit.evaluation import predict
 
     outputs = []
     print("| config | search | sentences | sentences/s | words/s |\n|---|---|---|---|---|")

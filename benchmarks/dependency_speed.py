@@ -27,11 +27,11 @@ import transition_systems  # noqa: F401  (registers the systems)
 from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.example import Example
 from toolkit.decoding import BeamSearch, GreedySearch
+from toolkit.evaluation import predict
 from toolkit.from_params import construct
 from toolkit.grammars import Grammar
 from toolkit.models.model import Model
 from toolkit.params import Params, data_root
-from toolkit.training.evaluation import predict
 from toolkit.training.train import build_vocabulary, drop_skipped
 from transition_systems import TransitionSystem
 

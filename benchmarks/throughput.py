@@ -18,7 +18,7 @@ prints one table. In the subprocess:
 - MFU: ``toolkit.training.flops``: 6 x parameters x fp32 tokens/s against the fp32 matmul peak
   measured in the subprocess (2048 x 2048, at ``--threads``), printed under the table. It counts
   every parameter for every token, so it overestimates an encoder-decoder's FLOPs.
-- Decoding: sentences/s of ``toolkit.training.evaluation.predict`` (length-sorted batches of
+- Decoding: sentences/s of ``toolkit.evaluation.predict`` (length-sorted batches of
   ``trainer.decode_max_tokens``) in fp32 with greedy search and beams of 5 and 10 on the first
   ``--predict-examples`` training sentences, on the untrained model: the weights are restored to
   their seeded initial values after the training steps, so decoding is the same whatever
@@ -80,8 +80,8 @@ def train_rates(model, indexed, batches, optimizer, grad_norm, device, precision
     """Tokens/s per precision over *steps* optimizer steps each, the precisions taking turns on the same batches."""
     import torch
 
+    from toolkit.device import autocast, move_to_device
     from toolkit.models.tagger import Tagger
-    from toolkit.training.device import autocast, move_to_device
 
     def tokens(item) -> int:
         return len(item["source"]) + (0 if isinstance(model, Tagger) else len(item.get("target", [])))
@@ -126,7 +126,7 @@ def predict_rates(model, examples, max_tokens, device) -> tuple[dict[str, float]
     import torch
 
     from toolkit.decoding import BeamSearch, GreedySearch
-    from toolkit.training.evaluation import predict
+    from toolkit.evaluation import predict
 
     own = getattr(model, "search", None)
     if own is None:  # a tagger: one pass, no search

@@ -29,8 +29,8 @@ from toolkit.data.example import Example
 from toolkit.data.tokenization import lemmatize, tokenize
 from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError, DataError
+from toolkit.evaluation import predict
 from toolkit.files import check_line
-from toolkit.training.evaluation import predict
 from transition_systems.amr.graph import PLACEHOLDER
 from transition_systems.amr.system import AmrTransitionSystem
 

@@ -32,8 +32,8 @@ from toolkit.data.example import Example
 from toolkit.data.tokenization import spacy_installed, spacy_tokens, treebank_tokens
 from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError, DataError
+from toolkit.evaluation import predict
 from toolkit.files import OverlongLine, check_line
-from toolkit.training.evaluation import predict
 from transition_systems.configuration import NO_LABEL
 from transition_systems.transition_system import TransitionSystem
 

@@ -13,9 +13,9 @@ from toolkit.archive import Archive
 from toolkit.data.example import Example
 from toolkit.decoding import Search
 from toolkit.errors import DataError
+from toolkit.evaluation import predict
 from toolkit.files import check_line
 from toolkit.registrable import Registrable
-from toolkit.training.evaluation import predict
 
 T = TypeVar("T")
 

@@ -134,7 +134,7 @@ def test_time_budget_stops_and_recover_continues_from_an_unvalidated_epoch(geo_s
 
 
 def test_precision_auto_is_full_precision_on_the_cpu_and_bad_values_name_the_key():
-    from toolkit.training.device import resolve_precision
+    from toolkit.device import resolve_precision
 
     assert resolve_precision("auto", torch.device("cpu")) is None
     assert resolve_precision("bf16", torch.device("cpu")) == "bf16"
@@ -144,7 +144,7 @@ def test_precision_auto_is_full_precision_on_the_cpu_and_bad_values_name_the_key
 
 def test_weights_that_are_views_of_one_buffer_save_and_load(tmp_path):
     """CuDNN flattens an nn.LSTM's weights into one buffer on a GPU; tied embeddings stay tied."""
-    from toolkit.training.checkpointer import load_weights, save_weights
+    from toolkit.weights import load_weights, save_weights
 
     class Flattened(torch.nn.Module):
         def __init__(self):

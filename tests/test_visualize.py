@@ -237,8 +237,8 @@ def load(archive: Path):
 
 def test_cross_attention_of_the_prediction_is_what_decoding_attended_to(semantic_archive):
     """The teacher-forced pass over the predicted symbols reproduces, row by row, the attention of step-by-step decoding."""
+    from toolkit.device import move_to_device
     from toolkit.models.encoder_decoder import EncoderDecoder
-    from toolkit.training.device import move_to_device
     from toolkit.visualization.recording import record_attention
     from toolkit.visualization.trace import trace
 

@@ -41,8 +41,8 @@ def load_predictor(
     from predictors.predictor import Predictor
     from toolkit.archive import load_archive
     from toolkit.decoding import BeamSearch
+    from toolkit.device import resolve_device
     from toolkit.plugins import import_plugins
-    from toolkit.training.device import resolve_device
 
     import_plugins(tuple(include_package))
     loaded = load_archive(archive, resolve_device(device))

@@ -45,7 +45,7 @@ from toolkit.modules.token_embedders import TokenEmbedder
 from toolkit.modules.token_embedders.pretrained_transformer import archived_copies
 from toolkit.params import Params
 from toolkit.plugins import PLUGINS_NAME, require_plugins
-from toolkit.training.checkpointer import load_weights, save_weights, sha256
+from toolkit.weights import load_weights, save_weights, sha256
 
 CONFIG_NAME = "config.json"
 VOCABULARY_DIR = "vocabulary"

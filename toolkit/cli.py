@@ -43,7 +43,7 @@ def _search(beam_size: int | None):
 
 def _load(archive: str, device: str):
     from toolkit.archive import load_archive
-    from toolkit.training.device import resolve_device
+    from toolkit.device import resolve_device
 
     return load_archive(archive, resolve_device(device))
 
@@ -94,9 +94,9 @@ def evaluate(
     The archive's metrics come first; each ``--metric NAME`` adds one more, decoded once for all.
     A score whose name another metric already used is printed as ``NAME:score``.
     """
+    from toolkit.evaluation import predict, score
     from toolkit.files import check_writable, open_output
     from toolkit.metrics.metric import Metric
-    from toolkit.training.evaluation import predict, score
 
     if output_file:
         check_writable(output_file)  # before the decoding, not after it

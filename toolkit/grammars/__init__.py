@@ -3,5 +3,19 @@
 from toolkit.grammars.bracketed import BracketedGrammar, BracketedState
 from toolkit.grammars.grammar import AllExcept, Allowed, Derivation, Grammar, State, SymbolTable
 from toolkit.grammars.sequence import SequenceGrammar, SequenceState
+from toolkit.grammars.tags import TagGrammar, TagState
 
-__all__ = ["AllExcept", "Allowed", "BracketedGrammar", "BracketedState", "Derivation", "Grammar", "SequenceGrammar", "SequenceState", "State", "SymbolTable"]
+__all__ = [
+    "AllExcept",
+    "Allowed",
+    "BracketedGrammar",
+    "BracketedState",
+    "Derivation",
+    "Grammar",
+    "SequenceGrammar",
+    "SequenceState",
+    "State",
+    "SymbolTable",
+    "TagGrammar",
+    "TagState",
+]

@@ -1,23 +1,10 @@
 """Tag accuracy: the fraction of tokens whose predicted tag equals the gold one (UPOS accuracy, say)."""
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from toolkit.errors import DataError
+from toolkit.grammars.tags import gold_tags
 from toolkit.metrics.metric import Metric
-
-
-def gold_tags(value: Any, field: str = "upos") -> Sequence[str] | None:
-    """The tags in *value*: its *field* (an attribute or a key, e.g. a ``DependencyTree``'s ``upos``),
-    or *value* itself when it is a space-separated string or a list of tags; ``None`` if it has none.
-    """
-    if isinstance(value, str):
-        return value.split()
-    if isinstance(value, Mapping):
-        return value.get(field)
-    if isinstance(value, (list, tuple)):
-        return value
-    return getattr(value, field, None)
 
 
 @Metric.register("tag_accuracy")

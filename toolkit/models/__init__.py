@@ -1,7 +1,8 @@
 """Models, registered under :class:`Model`."""
 
+from toolkit.grammars.tags import TagGrammar
 from toolkit.models.encoder_decoder import EncoderDecoder
 from toolkit.models.model import Model
-from toolkit.models.tagger import Tagger, TagGrammar
+from toolkit.models.tagger import Tagger
 
 __all__ = ["EncoderDecoder", "Model", "TagGrammar", "Tagger"]

@@ -17,6 +17,7 @@ from torch import nn
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
 from toolkit.decoding import GreedySearch, Search
+from toolkit.device import move_to_device
 from toolkit.errors import ConfigurationError
 from toolkit.from_params import Probability
 from toolkit.grammars.grammar import Allowed, Grammar, State, SymbolTable
@@ -24,7 +25,6 @@ from toolkit.models.model import Model
 from toolkit.modules.decoders import Decoder, DecoderCache
 from toolkit.modules.encoders import Seq2SeqEncoder
 from toolkit.modules.token_embedders import TokenEmbedder, WordEmbedders
-from toolkit.training.device import move_to_device
 
 
 @dataclass

@@ -6,7 +6,6 @@ a tagging-specific path through training, archives or ``toolkit oracle``.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -15,72 +14,15 @@ from torch import nn
 
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
-from toolkit.errors import ConfigurationError, DataError
+from toolkit.device import move_to_device
+from toolkit.errors import ConfigurationError
 from toolkit.from_params import Probability
-from toolkit.grammars.grammar import Grammar, State
-from toolkit.metrics.accuracy import gold_tags
+from toolkit.grammars.grammar import Grammar
+from toolkit.grammars.tags import TagGrammar
 from toolkit.models.encoder_decoder import pad
 from toolkit.models.model import Model
 from toolkit.modules.encoders import Seq2SeqEncoder
 from toolkit.modules.token_embedders import TokenEmbedder, WordEmbedders
-from toolkit.training.device import move_to_device
-
-
-@dataclass(frozen=True)
-class TagState(State):
-    """The tags so far; final once there is one per token."""
-
-    tags: tuple[str, ...]
-    length: int
-
-    def allowed(self) -> tuple[str, ...] | None:
-        return () if self.is_final() else None
-
-    def apply(self, symbol: str) -> "TagState":
-        return TagState(self.tags + (symbol,), self.length)
-
-    def is_final(self) -> bool:
-        return len(self.tags) >= self.length
-
-    def result(self) -> tuple[str, ...]:
-        return self.tags
-
-
-@Grammar.register("tags")
-class TagGrammar(Grammar):
-    """One tag per token: the oracle is the target's tags, the result the tuple of them.
-
-    # Parameters
-    field : where a structured target keeps its tags, e.g. ``"upos"`` of the ``conllu`` reader's
-        ``DependencyTree``. A target that is a string (space-separated tags) or a list is used as is.
-
-    Registered as ``"tags"``.
-    """
-
-    default_predictor = "tagger"
-
-    def __init__(self, field: str = "upos"):
-        self.field = field
-
-    def oracle(self, example: Example) -> list[str]:
-        tags = gold_tags(example.target, self.field)
-        if tags is None or len(tags) != len(example.tokens):
-            found = "no tags" if tags is None else f"{len(tags)} tags"
-            raise DataError(
-                f"grammar 'tags' needs one {self.field!r} tag per token: {len(example.tokens)} tokens, {found}",
-                example.meta.get("path"),
-                example.meta.get("line"),
-            )
-        return list(tags)
-
-    def initial_state(self, example: Example) -> TagState:
-        return TagState((), len(example.tokens))
-
-    def gold(self, example: Example) -> tuple[str, ...]:
-        return tuple(self.oracle(example))
-
-    def oracle_metrics(self) -> list[dict[str, Any]]:
-        return [{"type": "tag_accuracy", "field": self.field}]
 
 
 @Model.register("tagger")

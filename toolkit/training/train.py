@@ -34,6 +34,7 @@ from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
 from toolkit.errors import ConfigurationError
+from toolkit.evaluation import evaluate
 from toolkit.files import DirectoryLock, reason, write_atomically
 from toolkit.from_params import construct
 from toolkit.grammars.grammar import Grammar
@@ -43,11 +44,10 @@ from toolkit.modules.token_embedders import TokenEmbedder
 from toolkit.params import Params
 from toolkit.plugins import write_plugins
 from toolkit.registrable import record_built
-from toolkit.training.checkpointer import load_weights
 from toolkit.training.curves import plot_training_curves
 from toolkit.training.distributed import Distributed, close_distributed, init_distributed
-from toolkit.training.evaluation import evaluate
 from toolkit.training.trainer import Trainer, seed_everything
+from toolkit.weights import load_weights
 
 logger = logging.getLogger(__name__)
 

@@ -25,20 +25,21 @@ from tqdm import tqdm
 from toolkit.data.batching import TokenBudgetBatchSampler
 from toolkit.data.example import Example
 from toolkit.decoding import Search
+from toolkit.device import PRECISION_DTYPES, autocast, resolve_device, resolve_precision
 from toolkit.errors import ConfigurationError, TrainingError
+from toolkit.evaluation import move_to_device, predict, score
 from toolkit.files import write_atomically
 from toolkit.from_params import Lazy, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
 from toolkit.registrable import Registrable
-from toolkit.training.checkpointer import Checkpointer, load_weights
+from toolkit.training.checkpointer import Checkpointer
 from toolkit.training.curves import TensorBoardLog
-from toolkit.training.device import PRECISION_DTYPES, autocast, resolve_device, resolve_precision
 from toolkit.training.distributed import Distributed
-from toolkit.training.evaluation import move_to_device, predict, score
 from toolkit.training.flops import measure_peak_flops, model_flops_utilization
 from toolkit.training.optimizers import Optimizer, parameter_groups
 from toolkit.training.schedulers import LearningRateScheduler
+from toolkit.weights import load_weights
 
 logger = logging.getLogger(__name__)
 

@@ -14,9 +14,9 @@ import torch
 
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import TARGET
+from toolkit.device import move_to_device
 from toolkit.grammars.grammar import Grammar, State
 from toolkit.models.model import Model
-from toolkit.training.device import move_to_device
 from toolkit.visualization.recording import record_attention
 
 

@@ -7,9 +7,9 @@ import torch
 
 from toolkit.data.batching import TokenBudgetBatchSampler
 from toolkit.data.example import Example
+from toolkit.device import move_to_device
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
-from toolkit.training.device import move_to_device
 
 __all__ = ["evaluate", "move_to_device", "predict"]
 
