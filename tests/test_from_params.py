@@ -47,6 +47,24 @@ class FpStacked(FpEncoder):
         self.layer, self.num_layers, self.dropout = layer, num_layers, dropout
 
 
+@FpLayer.register("checked")
+class FpChecked(FpLayer):
+    """Refuses a width below 1, naming only its own key: the builder completes the path."""
+
+    def __init__(self, width: int):
+        if width < 1:
+            raise ConfigurationError(f"must be at least 1, got {width}", key="width")
+        self.width = width
+
+
+@FpEncoder.register("lazy_stack")
+class FpLazyStack(FpEncoder):
+    """Builds its layer inside its own constructor, as encoders build their positional encodings."""
+
+    def __init__(self, layer: Lazy[FpLayer]):
+        self.layer = layer.construct()
+
+
 class FpModel(FromParams):
     def __init__(self, encoder: FpEncoder, name: str = "model"):
         self.encoder, self.name = encoder, name
@@ -139,6 +157,20 @@ class TestNesting:
         with pytest.raises(ConfigurationError) as info:
             FpExperiment.from_params(experiment({**STACKED, "num_layers": "six"}))
         assert str(info.value) == "model.encoder.num_layers: expected int, got 'six'"
+
+    def test_a_constructor_naming_its_own_key_gets_the_full_path(self):
+        layer = {"type": "checked", "width": 0}
+        with pytest.raises(ConfigurationError) as info:
+            FpExperiment.from_params(experiment({**STACKED, "layer": layer}))
+        assert str(info.value) == "model.encoder.layer.width: must be at least 1, got 0"
+        with pytest.raises(ConfigurationError) as info:
+            FpChecked(width=0)
+        assert str(info.value) == "width: must be at least 1, got 0"
+
+    def test_a_lazy_built_inside_a_constructor_is_not_prefixed_twice(self):
+        with pytest.raises(ConfigurationError) as info:
+            FpExperiment.from_params(experiment({"type": "lazy_stack", "layer": {"type": "checked", "width": -2}}))
+        assert str(info.value) == "model.encoder.layer.width: must be at least 1, got -2"
 
     def test_missing_key_names_the_full_path(self):
         encoder = {k: v for k, v in STACKED.items() if k != "num_layers"}

@@ -28,7 +28,7 @@ def test_ngram_spans_longer_than_the_sentence_do_not_exist():
 
 
 def test_ngram_max_n_below_two_names_the_key():
-    with pytest.raises(ConfigurationError, match=r"encoder\.phrases\.max_n must be at least 2"):
+    with pytest.raises(ConfigurationError, match=r"^max_n: must be at least 2"):
         PhraseGenerator.from_params({"type": "ngram", "max_n": 1})
 
 

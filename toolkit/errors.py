@@ -11,7 +11,22 @@ class ToolkitError(Exception):
 
 
 class ConfigurationError(ToolkitError):
-    """Raised when a config is invalid; the message names the key path (``model.encoder.num_layers``)."""
+    """Raised when a config is invalid; the message names the key path (``model.encoder.num_layers``).
+
+    A constructor that refuses one of its own arguments names just that key
+    (``ConfigurationError("must be 'lstm' or 'sum'", key="composition")``): it cannot know where in
+    the config it sits, but :mod:`toolkit.from_params`, which built it, does and completes the path
+    (``model.encoder.composition: must be 'lstm' or 'sum'``).
+    """
+
+    def __init__(self, message: str, key: str | None = None, *, complete: bool = False):
+        self.message, self.key = message, key
+        self.complete = complete or key is None  # whether *key* is the whole path from the config's root
+        super().__init__(f"{key}: {message}" if key else message)
+
+    def at(self, path: str) -> "ConfigurationError":
+        """This error with its key completed by *path*, the config path of the object that raised it."""
+        return ConfigurationError(self.message, f"{path}.{self.key}" if path else self.key, complete=True)
 
 
 class RegistryError(ConfigurationError):

@@ -121,6 +121,10 @@ def build(target: Callable[..., T], params: Params, extras: Mapping[str, Any]) -
                 raise ConfigurationError(f"missing key '{path}'")
     try:
         return target(**kwargs)
+    except ConfigurationError as error:
+        if error.complete:
+            raise
+        raise error.at(params.history.rstrip(".")) from None
     except CONSTRUCTION_ERRORS as error:  # a constructor refusing a value of the config (a width num_heads does not divide)
         raise ConfigurationError(f"{params.history.rstrip('.') or 'the config'}: {error}") from error
 

@@ -85,7 +85,7 @@ class ArcSwap(TransitionSystem):
         shift_words: list[str] | None = None,
     ) -> None:
         if swap_oracle not in ("lazy", "eager"):
-            raise ConfigurationError(f"grammar.swap_oracle must be 'lazy' or 'eager', got {swap_oracle!r}")
+            raise ConfigurationError(f"must be 'lazy' or 'eager', got {swap_oracle!r}", key="swap_oracle")
         super().__init__(root_label, single_root, labeled_shift_words, shift_words)
         self.swap_oracle = swap_oracle
 

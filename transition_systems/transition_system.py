@@ -76,12 +76,12 @@ class TransitionSystem(Grammar):
         shift_words: list[str] | None = None,
     ) -> None:
         if root_label is not None and (not root_label or ":" in root_label):
-            raise ConfigurationError(f"grammar.root_label must be a relation without ':', got {root_label!r}")
+            raise ConfigurationError(f"must be a relation without ':', got {root_label!r}", key="root_label")
         if labeled_shift_words < 0:
-            raise ConfigurationError(f"grammar.labeled_shift_words must be >= 0, got {labeled_shift_words}")
+            raise ConfigurationError(f"must be >= 0, got {labeled_shift_words}", key="labeled_shift_words")
         for word in shift_words or ():
             if not word or any(character.isspace() for character in word):
-                raise ConfigurationError(f"grammar.shift_words must be non-empty words without whitespace, got {word!r}")
+                raise ConfigurationError(f"must be non-empty words without whitespace, got {word!r}", key="shift_words")
         self.root_label, self.single_root = root_label, single_root
         self.labeled_shift_words = labeled_shift_words
         self.shift_words: frozenset[str] | None = None if shift_words is None else frozenset(shift_words)
@@ -259,7 +259,7 @@ class ProjectiveTransitionSystem(TransitionSystem):
         shift_words: list[str] | None = None,
     ) -> None:
         if non_projective not in ("projectivize", "skip"):
-            raise ConfigurationError(f"grammar.non_projective must be 'projectivize' or 'skip', got {non_projective!r}")
+            raise ConfigurationError(f"must be 'projectivize' or 'skip', got {non_projective!r}", key="non_projective")
         super().__init__(root_label, single_root, labeled_shift_words, shift_words)
         self.non_projective = non_projective
 

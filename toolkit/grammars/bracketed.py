@@ -69,7 +69,7 @@ class BracketedGrammar(SequenceGrammar):
 
     def __init__(self, max_length: int = 200, open: str = "(", close: str = ")", head_first: bool = True):
         if max_length < 1:
-            raise ConfigurationError(f"grammar.max_length must be at least 1, got {max_length}")
+            raise ConfigurationError(f"must be at least 1, got {max_length}", key="max_length")
         super().__init__(max_length)
         self.open, self.close, self.head_first = open, close, head_first
 

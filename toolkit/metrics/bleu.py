@@ -54,7 +54,7 @@ class Bleu(Metric):
         from sacrebleu.metrics.bleu import BLEU
 
         if smooth_method not in BLEU.SMOOTH_DEFAULTS:
-            raise ConfigurationError(f"bleu.smooth_method must be one of {', '.join(BLEU.SMOOTH_DEFAULTS)}, got {smooth_method!r}")
+            raise ConfigurationError(f"must be one of {', '.join(BLEU.SMOOTH_DEFAULTS)}, got {smooth_method!r}", key="smooth_method")
         self.tokenizer = bleu_tokenizer(tokenize, "bleu.tokenize")
         self.lowercase, self.smooth_method = lowercase, smooth_method
         super().__init__()

@@ -21,7 +21,7 @@ class NgramPhrases(PhraseGenerator):
 
     def __init__(self, max_n: int = 2):
         if max_n < 2:
-            raise ConfigurationError(f"encoder.phrases.max_n must be at least 2 (phrases have two or more words), got {max_n}")
+            raise ConfigurationError(f"must be at least 2 (phrases have two or more words), got {max_n}", key="max_n")
         self.max_n = max_n
 
     def generate(self, tokens: Sequence[str]) -> list[Hypernode]:

@@ -108,11 +108,11 @@ class PostorderCodec(Grammar):
 
     def __init__(self, max_nodes: int = 200, format: str = "lisp", max_arity: int | None = None):
         if max_nodes < 1:
-            raise ConfigurationError(f"grammar.max_nodes must be at least 1, got {max_nodes}")
+            raise ConfigurationError(f"must be at least 1, got {max_nodes}", key="max_nodes")
         if max_arity is not None and max_arity < 0:
-            raise ConfigurationError(f"grammar.max_arity must not be negative, got {max_arity}")
+            raise ConfigurationError(f"must not be negative, got {max_arity}", key="max_arity")
         if format not in FORMATS:
-            raise ConfigurationError(f"grammar.format must be one of {', '.join(FORMATS)}, got {format!r}")
+            raise ConfigurationError(f"must be one of {', '.join(FORMATS)}, got {format!r}", key="format")
         self.max_nodes, self.max_arity = max_nodes, max_arity
         self.parse_text, self.print_tree = FORMATS[format]
 

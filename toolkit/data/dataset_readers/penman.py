@@ -97,7 +97,7 @@ class PenmanReader(DatasetReader):
     def __init__(self, tokenizer: str = "whitespace", lemmas: bool = True, max_examples: int | None = None) -> None:
         super().__init__(max_examples)
         if tokenizer not in ("whitespace", "spacy"):
-            raise ConfigurationError(f"dataset_reader.tokenizer must be 'whitespace' or 'spacy', got {tokenizer!r}")
+            raise ConfigurationError(f"must be 'whitespace' or 'spacy', got {tokenizer!r}", key="tokenizer")
         self.tokenizer, self.lemmas = tokenizer, lemmas
 
     def tokenize(self, text: str) -> list[str]:

@@ -55,14 +55,14 @@ class CharacterEmbedder(TokenEmbedder):
     ):
         super().__init__()
         if encoder not in ("cnn", "lstm"):
-            raise ConfigurationError(f"token_embedder.encoder must be 'cnn' or 'lstm', got {encoder!r}")
+            raise ConfigurationError(f"must be 'cnn' or 'lstm', got {encoder!r}", key="encoder")
         if max_word_length < 3:
-            raise ConfigurationError(f"token_embedder.max_word_length must be at least 3, got {max_word_length}")
+            raise ConfigurationError(f"must be at least 3, got {max_word_length}", key="max_word_length")
         self.encoder, self.max_word_length = encoder, max_word_length
         self.embedding = nn.Embedding(NUM_CHARACTER_IDS, embedding_dim, padding_idx=PADDING)
         if encoder == "cnn":
             if not widths or min(widths) < 1:
-                raise ConfigurationError(f"token_embedder.widths must be positive filter widths, got {list(widths)}")
+                raise ConfigurationError(f"must be positive filter widths, got {list(widths)}", key="widths")
             # Full convolutions: output t covers characters t-w+1..t, so even a word shorter than w gets one.
             self.convolutions = nn.ModuleList(nn.Conv1d(embedding_dim, num_filters, width, padding=width - 1) for width in widths)
             encoded_dim = num_filters * len(widths)

@@ -92,7 +92,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
     ):
         super().__init__()
         if pooling not in ("first", "last", "mean"):
-            raise ConfigurationError(f"token_embedder.pooling must be 'first', 'last' or 'mean', got {pooling!r}")
+            raise ConfigurationError(f"must be 'first', 'last' or 'mean', got {pooling!r}", key="pooling")
         if archive not in ("copy", "reference") or (archive == "reference" and not freeze):
             raise ConfigurationError(
                 f"token_embedder.archive must be 'copy' or 'reference' (a frozen transformer's only), got {archive!r} with freeze: {freeze}"
@@ -116,9 +116,9 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         self.window_length = max_length if max_length is not None else min(positions, default=512) - len(prefix) - len(suffix)
         self.window_stride = window_stride if window_stride is not None else max(self.window_length // 2, 1)
         if self.window_length < 1:
-            raise ConfigurationError(f"token_embedder.max_length must be at least 1, got {self.window_length}")
+            raise ConfigurationError(f"must be at least 1, got {self.window_length}", key="max_length")
         if not 1 <= self.window_stride <= self.window_length:
-            raise ConfigurationError(f"token_embedder.window_stride must be between 1 and max_length ({self.window_length}), got {self.window_stride}")
+            raise ConfigurationError(f"must be between 1 and max_length ({self.window_length}), got {self.window_stride}", key="window_stride")
 
         if layers == "last":
             self.layer_indices: list[int] | None = None

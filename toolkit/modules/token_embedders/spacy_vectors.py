@@ -37,7 +37,7 @@ class SpacyVectorsEmbedder(TokenEmbedder):
         nlp = load_pipeline(pipeline, COMPONENTS, "token_embedder")
         vectors = nlp.vocab.vectors
         if vectors.shape[0] == 0 or vectors.shape[1] == 0:
-            raise ConfigurationError(f"token_embedder.pipeline: the spaCy pipeline {pipeline!r} has no word vectors")
+            raise ConfigurationError(f"the spaCy pipeline {pipeline!r} has no word vectors", key="pipeline")
         table = numpy.ascontiguousarray(vectors.data, dtype=numpy.float32)
         self.pipeline, self.lowercase, self.vectors = pipeline, lowercase, vectors
         self.source = {

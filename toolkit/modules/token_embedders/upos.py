@@ -40,7 +40,7 @@ class UposEmbedder(TokenEmbedder):
     ):
         super().__init__()
         if source not in ("data", "spacy", "auto"):
-            raise ConfigurationError(f"token_embedder.source must be 'data', 'spacy' or 'auto', got {source!r}")
+            raise ConfigurationError(f"must be 'data', 'spacy' or 'auto', got {source!r}", key="source")
         self.source, self.pipeline = source, pipeline
         self.embedding = nn.Embedding(OTHER + 1, embedding_dim, padding_idx=0)
         self.dropout = nn.Dropout(dropout)
