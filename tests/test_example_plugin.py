@@ -184,7 +184,7 @@ def test_postorder_keeps_the_tree_within_max_nodes():
 
 
 def test_postorder_errors():
-    with pytest.raises(ConfigurationError, match="grammar.max_nodes"):
+    with pytest.raises(ConfigurationError, match="^max_nodes: must be at least 1"):
         PostorderCodec(max_nodes=0)
     with pytest.raises(DataError, match="data.tsv:7"):
         PostorderCodec().oracle(Example(["x"], "( a ( b", {"path": "data.tsv", "line": 7}))
