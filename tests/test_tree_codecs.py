@@ -23,11 +23,16 @@ from tree_codecs import (
     TreeCodec,
     breadth_first,
     depth_first,
+    difference,
     from_lcrs,
+    leaf_labels,
     parse_lisp,
     parse_prolog,
     rebuild,
+    replace_at,
+    replace_leaves,
     split_symbol,
+    subtree_paths,
     symbol,
     to_lcrs,
     to_lisp,
@@ -334,3 +339,41 @@ def test_data_report_counts_trees_deeper_than_the_encoding_reaches():
     examples = [Example(["q"], "( f ( g ( h a ) ) )"), Example(["q"], "( f a )")]
     assert Grammar.from_params({"type": "nary_dfs", "max_depth": 2}).data_report(examples) == {"trees_deeper_than_max_depth_2": 1}
     assert Grammar.from_params({"type": "lcrs_dfs"}).data_report(examples) == {"trees_deeper_than_max_depth_32": 0}
+
+
+# ------------------------------------------------------------------ editing trees as values
+
+
+def test_subtree_paths_and_replace_at_edit_one_place_and_share_the_rest():
+    tree = parse_lisp("( f ( g a ) b ( g a ) )")
+    assert [(path, to_lisp(sub)) for path, sub in subtree_paths(tree)] == [
+        ((), "( f ( g a ) b ( g a ) )"),
+        ((0,), "( g a )"),
+        ((0, 0), "a"),
+        ((1,), "b"),
+        ((2,), "( g a )"),
+        ((2, 0), "a"),
+    ]
+    edited = replace_at(tree, (2, 0), Tree("c"))
+    assert to_lisp(edited) == "( f ( g a ) b ( g c ) )" and edited.children[0] is tree.children[0]
+    assert replace_at(tree, (), Tree("x")) == Tree("x")
+
+
+def test_replace_leaves_relabels_leaves_only_and_leaf_labels_lists_them():
+    tree = parse_lisp("( a ( b a ) a )")
+    assert to_lisp(replace_leaves(tree, "a", "z")) == "( a ( b z ) z )"
+    assert leaf_labels(tree) == {"a"}
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ("( f a b )", "( f a b )", None),
+        ("( f ( g a ) b )", "( f ( g c ) b )", ((0, 0), "a", "c")),
+        ("( f a b )", "( f c d )", ((), "( f a b )", "( f c d )")),  # two children differ: the root holds both
+        ("( f a )", "( f a b )", ((), "( f a )", "( f a b )")),  # arities differ
+    ],
+)
+def test_difference_is_the_smallest_subtree_holding_every_difference(a, b, expected):
+    found = difference(parse_lisp(a), parse_lisp(b))
+    assert (found if found is None else (found[0], to_lisp(found[1]), to_lisp(found[2]))) == expected

@@ -7,6 +7,7 @@ Importing this package registers the grammars ``lcrs_dfs``, ``lcrs_bfs`` and ``n
 
 from tree_codecs.arity import split_symbol, symbol
 from tree_codecs.codec import FORMATS, ArityAtMost, TreeCodec, TreeState
+from tree_codecs.editing import difference, leaf_labels, replace_at, replace_leaves, subtree_paths
 from tree_codecs.frontier import Frontier, Order, Slot
 from tree_codecs.lcrs import BinaryTree, from_lcrs, to_lcrs
 from tree_codecs.lcrs_bfs import LcrsBfsCodec
@@ -37,11 +38,16 @@ __all__ = [
     "Visit",
     "breadth_first",
     "depth_first",
+    "difference",
     "from_lcrs",
+    "leaf_labels",
     "parse_lisp",
     "parse_prolog",
     "rebuild",
+    "replace_at",
+    "replace_leaves",
     "split_symbol",
+    "subtree_paths",
     "symbol",
     "to_lcrs",
     "to_lisp",
