@@ -31,7 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from toolkit.metrics.exact_smatch import f_score, perturb, read_graph, score_pair
+from tests.penman_perturb import perturb
+from toolkit.metrics.exact_smatch import f_score, read_graph, score_pair
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "amr-little-prince" / "amr-bank-struct-v3.0.txt"
 

@@ -5,19 +5,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.penman_perturb import perturb
 from toolkit.metrics import Metric
-from toolkit.metrics.exact_smatch import (
-    ExactSmatch,
-    _branch_and_bound,
-    _hill_climb,
-    _Problem,
-    _solve_program,
-    f_score,
-    match_graphs,
-    perturb,
-    read_graph,
-    score_pair,
-)
+from toolkit.metrics.exact_smatch import ExactSmatch, f_score, match_graphs, read_graph, score_pair
+from toolkit.metrics.exact_smatch.branch_and_bound import _branch_and_bound
+from toolkit.metrics.exact_smatch.local_search import _hill_climb
+from toolkit.metrics.exact_smatch.problem import _Problem
+from toolkit.metrics.exact_smatch.program import _solve_program
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "amr-little-prince" / "amr-bank-struct-v3.0.txt"
 

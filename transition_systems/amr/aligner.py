@@ -140,46 +140,69 @@ def _constant_matches(label: str, token: str, lemma: str) -> bool:
 
 def align(graph: GoldGraph, tokens: Sequence[str], lemmas: Sequence[str]) -> Alignment:
     """Align every node of *graph* to a token of the sentence, or mark it dependent (see the module docstring)."""
-    lowered = [token.lower() for token in tokens]
-    alignment = Alignment()
-    used: set[int] = set()
-    parents: dict[str, list[str]] = {}
-    children: dict[str, list[tuple[str, str]]] = {}
-    for source, role, target in graph.edges:
-        parents.setdefault(target, []).append(source)
-        children.setdefault(source, []).append((role, target))
+    aligner = _Aligner(graph, tokens, lemmas)
+    aligner.align_names()
+    aligner.align_by_rules()
+    aligner.align_dates()
+    aligner.mark_dependents()
+    aligner.force_align()
+    return aligner.alignment
 
-    def put(node: str, index: int) -> None:
-        alignment.tokens[node] = index
-        used.add(index)
 
-    # names: the :opN strings as a token span
-    for node in graph.nodes:
-        if graph.labels[node] != "name" or node in alignment.tokens:
-            continue
-        ops = sorted(
-            ((role, target) for role, target in children.get(node, ()) if role.startswith("op") and target in graph.constants),
-            key=lambda item: int(item[0][2:]) if item[0][2:].isdigit() else 99,
-        )
-        words = [graph.labels[target].strip('"').lower() for _, target in ops]
-        if not words:
-            continue
-        spans = [start for start in range(len(tokens) - len(words) + 1) if lowered[start : start + len(words)] == words]
-        if not spans:
-            continue
-        start = next((s for s in spans if s not in used), spans[0])
-        for offset, (_, target) in enumerate(ops):
-            put(target, start + offset)
-        put(node, start)
-        for entity in parents.get(node, ()):
-            if any(role == "name" and target == node for role, target in children.get(entity, ())) and entity not in alignment.tokens:
-                put(entity, start)
-                alignment.names[entity] = (start, start + len(words))
+class _Aligner:
+    """One sentence's alignment in progress: the steps run in order, as each relies on the ones before.
 
-    def best(node: str) -> int | None:
+    *used* holds the tokens a rule has taken, so that later rules prefer free tokens.
+    """
+
+    def __init__(self, graph: GoldGraph, tokens: Sequence[str], lemmas: Sequence[str]) -> None:
+        self.graph, self.lemmas = graph, lemmas
+        self.lowered = [token.lower() for token in tokens]
+        self.alignment = Alignment()
+        self.used: set[int] = set()
+        self.parents: dict[str, list[str]] = {}
+        self.children: dict[str, list[tuple[str, str]]] = {}
+        for source, role, target in graph.edges:
+            self.parents.setdefault(target, []).append(source)
+            self.children.setdefault(source, []).append((role, target))
+        self.edges_of = graph.neighbours()
+
+    def put(self, node: str, index: int) -> None:
+        """Align *node* to token *index*, which later rules then avoid."""
+        self.alignment.tokens[node] = index
+        self.used.add(index)
+
+    def align_names(self) -> None:
+        """Names first: a ``name`` node's ``:opN`` strings as a token span, which the name's entity takes too."""
+        graph, alignment, lowered = self.graph, self.alignment, self.lowered
+        for node in graph.nodes:
+            if graph.labels[node] != "name" or node in alignment.tokens:
+                continue
+            ops = sorted(
+                ((role, target) for role, target in self.children.get(node, ()) if role.startswith("op") and target in graph.constants),
+                key=lambda item: int(item[0][2:]) if item[0][2:].isdigit() else 99,
+            )
+            words = [graph.labels[target].strip('"').lower() for _, target in ops]
+            if not words:
+                continue
+            spans = [start for start in range(len(lowered) - len(words) + 1) if lowered[start : start + len(words)] == words]
+            if not spans:
+                continue
+            start = next((s for s in spans if s not in self.used), spans[0])
+            for offset, (_, target) in enumerate(ops):
+                self.put(target, start + offset)
+            self.put(node, start)
+            for entity in self.parents.get(node, ()):
+                if any(role == "name" and target == node for role, target in self.children.get(entity, ())) and entity not in alignment.tokens:
+                    self.put(entity, start)
+                    alignment.names[entity] = (start, start + len(words))
+
+    def best(self, node: str) -> int | None:
+        """The token matching *node* best: the best match, then a free token, then the nearest to the parent's token."""
+        graph, alignment = self.graph, self.alignment
         label = graph.labels[node]
         scores = []
-        for index, (token, lemma) in enumerate(zip(lowered, lemmas)):
+        for index, (token, lemma) in enumerate(zip(self.lowered, self.lemmas)):
             if node in graph.constants:
                 score = 3 * _constant_matches(label, token, lemma)
             else:
@@ -188,36 +211,46 @@ def align(graph: GoldGraph, tokens: Sequence[str], lemmas: Sequence[str]) -> Ali
                 scores.append((score, index))
         if not scores:
             return None
-        anchor = next((alignment.tokens[p] for p in parents.get(node, ()) if p in alignment.tokens), None)
-        return max(scores, key=lambda item: (item[0], item[1] not in used, -abs(item[1] - anchor) if anchor is not None else -item[1]))[1]
+        anchor = next((alignment.tokens[p] for p in self.parents.get(node, ()) if p in alignment.tokens), None)
+        return max(scores, key=lambda item: (item[0], item[1] not in self.used, -abs(item[1] - anchor) if anchor is not None else -item[1]))[1]
 
-    for node in graph.nodes:
-        if node not in alignment.tokens and graph.labels[node] != "date-entity":
-            index = best(node)
-            if index is not None:
-                put(node, index)
-    for node in graph.nodes:  # a date-entity: with its first aligned part
-        if graph.labels[node] == "date-entity" and node not in alignment.tokens:
-            parts = sorted(alignment.tokens[target] for _, target in children.get(node, ()) if target in alignment.tokens)
-            if parts:
-                put(node, parts[0])
+    def align_by_rules(self) -> None:
+        """Every other node but dates, by the concept and constant rules, in PENMAN order."""
+        for node in self.graph.nodes:
+            if node not in self.alignment.tokens and self.graph.labels[node] != "date-entity":
+                index = self.best(node)
+                if index is not None:
+                    self.put(node, index)
 
-    edges_of = graph.neighbours()
-    for node in graph.nodes:
-        if node not in alignment.tokens and node != graph.top and len(edges_of[node]) == 1 and edges_of[node][0][2] == node:
-            alignment.dependents.add(node)
-    pending = [node for node in graph.nodes if node not in alignment.tokens and node not in alignment.dependents]
-    while pending:
-        progress = False
-        for node in list(pending):
-            near = [edge[2] if edge[0] == node else edge[0] for edge in edges_of[node]]
-            index = next((alignment.tokens[other] for other in near if other in alignment.tokens), None)
-            if index is not None:
-                alignment.tokens[node] = index
-                alignment.forced.add(node)
-                pending.remove(node)
-                progress = True
-        if not progress:  # a component with no aligned node at all: its first node takes the first token
-            alignment.tokens[pending[0]] = 0
-            alignment.forced.add(pending.pop(0))
-    return alignment
+    def align_dates(self) -> None:
+        """A ``date-entity`` goes with its first aligned part (its parts are aligned by then)."""
+        for node in self.graph.nodes:
+            if self.graph.labels[node] == "date-entity" and node not in self.alignment.tokens:
+                parts = sorted(self.alignment.tokens[target] for _, target in self.children.get(node, ()) if target in self.alignment.tokens)
+                if parts:
+                    self.put(node, parts[0])
+
+    def mark_dependents(self) -> None:
+        """Unaligned leaves with a single parent are made with ``DEPENDENT`` after it, so need no token."""
+        graph, alignment, edges_of = self.graph, self.alignment, self.edges_of
+        for node in graph.nodes:
+            if node not in alignment.tokens and node != graph.top and len(edges_of[node]) == 1 and edges_of[node][0][2] == node:
+                alignment.dependents.add(node)
+
+    def force_align(self) -> None:
+        """Every node still unaligned takes the token of its nearest aligned neighbour (the paper's trick)."""
+        alignment, edges_of = self.alignment, self.edges_of
+        pending = [node for node in self.graph.nodes if node not in alignment.tokens and node not in alignment.dependents]
+        while pending:
+            progress = False
+            for node in list(pending):
+                near = [edge[2] if edge[0] == node else edge[0] for edge in edges_of[node]]
+                index = next((alignment.tokens[other] for other in near if other in alignment.tokens), None)
+                if index is not None:
+                    alignment.tokens[node] = index
+                    alignment.forced.add(node)
+                    pending.remove(node)
+                    progress = True
+            if not progress:  # a component with no aligned node at all: its first node takes the first token
+                alignment.tokens[pending[0]] = 0
+                alignment.forced.add(pending.pop(0))

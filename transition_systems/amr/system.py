@@ -1,15 +1,7 @@
-"""The AMR transition system as an output grammar (``"type": "amr"``), with its static oracle.
+"""The AMR transition system as an output grammar (``"type": "amr"``): its settings and the ``Grammar`` interface.
 
-The oracle walks the sentence left to right. At each token it merges the span of a named entity
-the aligner found, makes the nodes aligned there (``ENTITY``, ``COPY_LEMMA``, ``COPY_SENSE01`` or
-``PRED``), and right after making a node adds every gold edge between it and the nodes already
-on the stack (``SWAP`` brings each one next to the top, ``LA``/``RA`` adds the edge), then its
-dependent leaves (``DEPENDENT``). Completed nodes are reduced, and ``SHIFT`` moves on; ``CLOSE``
-ends. Since every node is aligned or force-aligned (:mod:`transition_systems.amr.aligner`), the
-oracle rebuilds the whole graph unless a label constraint forbids a gold label (a PRED label not
-seen with the lemma in training, on data the grammar was not fitted on): then it copies the lemma,
-and the graph comes back with that node's label wrong. Any other failure falls back to a
-one-node graph; ``data_report`` counts both, and ``toolkit oracle`` scores every graph with Smatch.
+It ties together the state machine (:mod:`transition_systems.amr.state`), the aligner and the
+static oracle (:mod:`transition_systems.amr.oracle`), whose actions it learns PRED labels from.
 """
 
 from __future__ import annotations
@@ -25,25 +17,10 @@ from toolkit.data.example import Example
 from toolkit.data.tokenization import lemmatize
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.grammars.grammar import Grammar
-from transition_systems.amr.aligner import Alignment, align
+from transition_systems.amr.aligner import align
 from transition_systems.amr.graph import GoldGraph, same_graph
-from transition_systems.amr.state import (
-    CLOSE,
-    COPY_LEMMA,
-    COPY_SENSE01,
-    DEPENDENT,
-    ENTITY,
-    LA,
-    MERGE,
-    PRED,
-    RA,
-    REDUCE,
-    ROOT,
-    SHIFT,
-    SWAP,
-    AmrState,
-    Sentence,
-)
+from transition_systems.amr.oracle import StaticOracle
+from transition_systems.amr.state import CLOSE, COPY_LEMMA, LA, PRED, ROOT, SHIFT, AmrState, Sentence
 
 logger = logging.getLogger(__name__)
 
@@ -164,7 +141,7 @@ class AmrTransitionSystem(Grammar):
         graph = self.target(example)
         start = self.initial_state(example)
         try:
-            return _Oracle(self, example, graph, start).run()
+            return StaticOracle(self, example, graph, start).run()
         except (ValueError, KeyError, IndexError, RecursionError) as error:
             logger.debug("AMR oracle fell back at %s:%s: %s", example.meta.get("path"), example.meta.get("line"), error)
             return self.fallback(start), "fallback"
@@ -242,171 +219,3 @@ class AmrTransitionSystem(Grammar):
                 example.meta.get("line"),
             )
         return graph
-
-
-class _Oracle:
-    """One run of the static oracle (see the module docstring)."""
-
-    def __init__(self, system: AmrTransitionSystem, example: Example, graph: penman.Graph, start: AmrState) -> None:
-        self.gold = GoldGraph.of(graph)
-        self.state = start
-        self.actions: list[str] = []
-        self.status = "exact"
-        sentence = start.sentence
-        self.alignment: Alignment = align(self.gold, sentence.tokens, sentence.lemmas)
-        n = len(sentence.tokens)
-        # entity spans: merged tokens' nodes move to the span's start
-        self.span_at: dict[int, int] = {}
-        covered: dict[int, int] = {}
-        for _, (begin, end) in sorted(self.alignment.names.items(), key=lambda item: item[1]):
-            if begin in covered or begin in self.span_at:
-                continue
-            end = min(end, begin + system.max_merge, n)
-            self.span_at[begin] = end
-            for token in range(begin + 1, end):
-                covered[token] = begin
-        self.entities = {entity: span for entity, span in self.alignment.names.items() if self.span_at.get(span[0]) == span[1]}
-        self.internal: set[str] = set()
-        children = defaultdict(list)
-        for source, role, target in self.gold.edges:
-            children[source].append((role, target))
-        for entity in list(self.entities):
-            names = [target for role, target in children[entity] if role == "name"]
-            name = names[0]
-            ops = [target for role, target in children[name] if role.startswith("op")]
-            begin, end = self.entities[entity]
-            words = ['"' + word.replace('"', "'") + '"' for word in sentence.tokens[begin:end]]
-            if (
-                len(names) != 1
-                or any(not role.startswith("op") for role, _ in children[name])
-                or [self.gold.labels[op] for op in self._by_op(children[name])] != words
-                or sum(1 for e in self.gold.edges if e[2] == name) != 1
-                or any(len([e for e in self.gold.edges if op in (e[0], e[2])]) != 1 for op in ops)
-            ):
-                del self.entities[entity]
-                continue
-            self.internal.update([name, *ops])
-        self.token_of = {node: covered.get(token, token) for node, token in self.alignment.tokens.items()}
-        self.at: dict[int, list[str]] = defaultdict(list)
-        for node in self.gold.nodes:
-            if node in self.token_of and node not in self.internal:
-                if node in self.alignment.forced and not system.force_align:
-                    self.status = "partial"
-                    continue
-                self.at[self.token_of[node]].append(node)
-        self.dependents = defaultdict(list)
-        for source, role, target in self.gold.edges:
-            if target in self.alignment.dependents and target not in self.internal:
-                self.dependents[source].append((role, target))
-        self.node_of: dict[str, int] = {}
-        self.done: set[tuple[str, str, str]] = set()
-        self.edges_of = self.gold.neighbours()
-
-    @staticmethod
-    def _by_op(children: list[tuple[str, str]]) -> list[str]:
-        ops = [(role, target) for role, target in children if role.startswith("op")]
-        return [target for _, target in sorted(ops, key=lambda item: int(item[0][2:]) if item[0][2:].isdigit() else 99)]
-
-    @property
-    def made(self) -> dict[int, str]:
-        return {made: gold for gold, made in self.node_of.items()}
-
-    def do(self, action: str) -> None:
-        self.state = self.state.apply(action)
-        self.actions.append(action)
-
-    def run(self) -> tuple[list[str], str]:
-        n = len(self.state.sentence.tokens)
-        limit = 50 * (n + len(self.gold.nodes)) + 100
-        while self.state.cursor < n:
-            start = self.state.cursor
-            for _ in range(start + 1, self.span_at.get(start, start + 1)):
-                self.do(MERGE)
-            for node in self.at.get(start, ()):
-                self.make(node)
-            self.reduce()
-            if len(self.actions) > limit:
-                raise ValueError("the oracle runs too long")
-            self.do(SHIFT)
-        self.finish()
-        return self.actions, self.status
-
-    def make(self, node: str) -> None:
-        state = self.state
-        label = self.gold.labels[node]
-        key = state.sentence.key(state.cursor, state.span_end)
-        if node in self.entities:
-            action = f"{ENTITY}:{label}"
-        elif label == key:
-            action = COPY_LEMMA
-        elif label == f"{key}-01":
-            action = COPY_SENSE01
-        else:
-            action = f"{PRED}:{label}"
-            if action not in state.allowed():
-                action, self.status = COPY_LEMMA, "relabelled"
-        before = len(state.labels)
-        self.do(action)
-        self.node_of[node] = before
-        if node in self.entities:
-            children = [(role, target) for source, role, target in self.gold.edges if source == node and role == "name"]
-            name = children[0][1]
-            self.node_of[name] = before + 1
-            for offset, op in enumerate(self._by_op([(r, t) for s, r, t in self.gold.edges if s == name]), start=2):
-                self.node_of[op] = before + offset
-            self.done.update(edge for edge in self.gold.edges if edge[0] in (node, name) and edge[2] in self.internal)
-        if node == self.gold.top:
-            self.do(f"{LA}:{ROOT}")
-        self.connect(node)
-        for role, child in self.dependents.get(node, ()):
-            self.do(f"{DEPENDENT}:{role}:{self.gold.labels[child]}")
-            self.node_of[child] = len(self.state.labels) - 1
-            self.done.add((node, role, child))
-
-    def connect(self, node: str) -> None:
-        """Every gold edge between *node* (the stack top) and nodes already made."""
-        wanted = {}
-        for edge in self.edges_of[node]:
-            other = edge[2] if edge[0] == node else edge[0]
-            if edge in self.done or other not in self.node_of or other == node:
-                continue
-            wanted.setdefault(self.node_of[other], []).append(edge)
-        while wanted:
-            stack = self.state.stack
-            s1 = stack[-2] if len(stack) >= 2 else None
-            if s1 in wanted:
-                for source, role, target in wanted.pop(s1):
-                    self.do(f"{LA}:{role}" if source == node else f"{RA}:{role}")
-                    self.done.add((source, role, target))
-                continue
-            if not any(other in stack for other in wanted) or len(stack) < 3:
-                raise ValueError(f"nodes {sorted(wanted)} are not on the stack")
-            self.do(SWAP)
-
-    def reduce(self) -> None:
-        made = self.made
-        while (
-            self.state.stack and all(edge in self.done for edge in self.edges_of.get(made.get(self.state.stack[-1], ""), ())) and REDUCE in self.state.allowed()
-        ):
-            self.do(REDUCE)
-
-    def finish(self) -> None:
-        """Set the top and connect what is left if something went wrong, then CLOSE."""
-        if self.state.top < 0:
-            self.status = "relabelled" if self.status == "exact" else self.status
-            if not self.state.stack:
-                raise ValueError("no node to make the top")
-            self.do(f"{LA}:{ROOT}")
-        guard = 0
-        while CLOSE not in self.state.allowed():
-            guard += 1
-            if guard > 10 * len(self.state.labels) + 10:
-                raise ValueError("cannot connect the graph")
-            component = self.state.components()
-            s0, s1 = self.state.stack[-1], self.state.stack[-2]
-            if component[s0] != component[s1]:
-                self.status = "relabelled" if self.status == "exact" else self.status
-                self.do(f"{RA}:mod")
-            else:
-                self.do(SWAP)
-        self.do(CLOSE)
