@@ -2,10 +2,12 @@
 
 Input is either format, recognised from its first line that is neither blank nor a comment:
 
-- **CoNLL-U** (that line starts with a word ID and a tab): one sentence per block. Only ID and
-  FORM are read; HEAD, DEPREL and DEPS may be ``_`` (and are replaced), so tokenizer output and
-  treebank files both work. Comments and multiword-token lines (``3-4``) are copied through;
-  empty nodes (``8.1``) are dropped, since their enhanced arcs are not predicted.
+- **CoNLL-U** (that line starts with a word ID and a tab): one sentence per block, parsed by
+  :mod:`toolkit.data.conllu_format` with the rules the ``conllu`` reader uses. The words' FORM
+  (and UPOS, when every word has one) is what is read; HEAD, DEPREL and DEPS may be ``_`` (and
+  are replaced), so tokenizer output and treebank files both work. Comments and multiword-token
+  lines (``3-4``) are copied through; empty nodes (``8.1``) are dropped, since their enhanced
+  arcs are not predicted.
 - **plain text**: one sentence per line, tokenised with spaCy's rule-based English tokenizer
   (``spacy.blank("en")``, no model needed) when spaCy is installed, else with nltk's Treebank
   tokenizer made to split as spaCy does (:mod:`toolkit.data.tokenization`;
@@ -20,7 +22,6 @@ is still parsed.
 """
 
 import logging
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
@@ -28,6 +29,7 @@ from typing import Any
 
 from predictors.predictor import Predictor, chunks
 from toolkit.archive import Archive
+from toolkit.data.conllu_format import ROW_START, Block, Kind, blocks, parse_sentence
 from toolkit.data.example import Example
 from toolkit.data.tokenization import spacy_installed, spacy_tokens, treebank_tokens
 from toolkit.decoding import Search
@@ -39,8 +41,6 @@ from transition_systems.transition_system import TransitionSystem
 
 logger = logging.getLogger(__name__)
 
-CONLLU_ROW = re.compile(r"^\d+(?:-\d+|\.\d+)?\t")
-COLUMNS = 10
 HEAD_LINES = 10_000  # lines read, at most, to tell CoNLL-U input from plain text
 
 
@@ -125,7 +125,7 @@ class DependencyPredictor(Predictor):
         for number, line in numbered:
             head.append((number, line))
             if (line.strip() and not line.startswith("#")) or len(head) == HEAD_LINES:
-                conllu = bool(CONLLU_ROW.match(line))
+                conllu = bool(ROW_START.match(line))
                 break
         rest = chain(head, numbered)
         yield from (self.conllu_sentences(rest, source) if conllu else self.text_sentences(rest, source))
@@ -149,51 +149,24 @@ class DependencyPredictor(Predictor):
     def conllu_sentences(self, lines: Iterable[tuple[int, str]], source: str) -> Iterator[Sentence]:
         """One sentence per block of lines between blank lines; a block is held up to a bounded length."""
         most = self.max_words + HEAD_LINES  # words, plus room for comments and multiword rows
-        block: list[tuple[int, str]] = []
-        dropped = 0
-        for number, line in chain(lines, [(0, "")]):
-            if line.strip():
-                if len(block) < most:
-                    block.append((number, line))
-                else:
-                    dropped += 1
-            elif block:
-                if dropped:
-                    where = f"{source}:{block[0][0]}"
-                    sentence = self.fail(
-                        Sentence(where), f"{where}: a sentence of {len(block) + dropped:,} lines is longer than this model can parse ({self.max_words} words)"
-                    )
-                else:
-                    sentence = self.check(self.conllu_sentence(block, source))
-                yield sentence
-                block, dropped = [], 0
+        for block in blocks(lines, max_lines=most):
+            yield self.conllu_sentence(block, source)
 
-    def conllu_sentence(self, block: list[tuple[int, str]], source: str) -> Sentence:
-        sentence = Sentence(f"{source}:{block[0][0]}")
-        for number, line in block:
-            try:
-                check_line(line)
-            except DataError as error:
-                return self.fail(sentence, f"{source}:{number}: {error}")
-            if line.startswith("#"):
-                sentence.comments.append(line)
-                continue
-            fields = line.split("\t")
-            if len(fields) != COLUMNS:
-                return self.fail(sentence, f"{source}:{number}: expected {COLUMNS} tab-separated columns, found {len(fields)}")
-            word_id = fields[0]
-            if re.fullmatch(r"\d+\.\d+", word_id):
-                continue  # an empty node: not a word of the basic tree
-            if re.fullmatch(r"\d+-\d+", word_id):
-                sentence.rows.append(fields)  # a multiword token: copied through
-                continue
-            if not word_id.isdigit():
-                return self.fail(sentence, f"{source}:{number}: {word_id!r} is not a word ID")
-            if int(word_id) != len(sentence.tokens) + 1:
-                return self.fail(sentence, f"{source}:{number}: word ids must run 1, 2, 3, ...: expected {len(sentence.tokens) + 1}, found {word_id}")
-            sentence.tokens.append(fields[1])
-            sentence.rows.append(fields)
-        return sentence
+    def conllu_sentence(self, block: Block, source: str) -> Sentence:
+        """The words and rows of one block, or the error that replaces it (keeping its comments)."""
+        sentence = Sentence(f"{source}:{block.line}")
+        if block.dropped:
+            length = len(block.lines) + block.dropped
+            return self.fail(sentence, f"{sentence.where}: a sentence of {length:,} lines is longer than this model can parse ({self.max_words} words)")
+        try:
+            parsed = parse_sentence(block.lines, source)
+        except DataError as error:
+            sentence.comments = block.comments
+            return self.fail(sentence, str(error))
+        sentence.comments = parsed.comments
+        sentence.rows = [list(row.fields) for row in parsed.rows if row.kind is not Kind.EMPTY]
+        sentence.tokens = [row.form for row in parsed.words]
+        return self.check(sentence)
 
     def check(self, sentence: Sentence) -> Sentence:
         """Mark a sentence the model cannot parse: no words, or more than it can decode."""

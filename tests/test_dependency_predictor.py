@@ -20,6 +20,7 @@ from toolkit.grammars import SequenceGrammar
 from toolkit.models import EncoderDecoder
 from toolkit.modules.decoders import TransformerDecoder
 from toolkit.modules.encoders import TransformerEncoder
+from toolkit.modules.transformer_settings import TransformerSettings
 
 
 def test_training_records_the_labeled_shift_words_and_the_skipped_trees(dependency_archive, ewt, monkeypatch, capsys):
@@ -80,7 +81,7 @@ def test_predict_conllu_with_bad_sentences(dependency_archive, ewt, tmp_path, mo
             assert len(out_sentence) == 0
             assert out_sentence.metadata["error"] == f"{path}:{line_of_bad}: expected 10 tab-separated columns, found 4"
         elif i == 5:
-            assert len(out_sentence) == 0 and "an empty sentence" in out_sentence.metadata["error"]
+            assert len(out_sentence) == 0 and "a sentence without words" in out_sentence.metadata["error"]
         else:  # every word and multiword token in place, with the predicted tree
             assert [t["form"] for t in out_sentence] == [t["form"] for t in in_sentence]
             assert [t["lemma"] for t in out_sentence] == [t["lemma"] for t in in_sentence]
@@ -123,7 +124,7 @@ def test_without_spacy_plain_text_is_split_by_the_treebank_fallback(monkeypatch)
 
 def test_an_archive_that_is_not_a_dependency_parser_is_refused():
     vocab = Vocabulary({"tokens": Counter("ab"), "symbols": Counter("xy")})
-    model = EncoderDecoder(vocab, SequenceGrammar(), TransformerEncoder(8, 1, 2, 16), TransformerDecoder(8, 1, 2, 16))
+    model = EncoderDecoder(vocab, SequenceGrammar(), TransformerEncoder(8, TransformerSettings(1, 2, 16)), TransformerDecoder(8, TransformerSettings(1, 2, 16)))
     archive = Archive(model, {}, None, [], {})  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="needs a dependency parser"):
         DependencyPredictor(archive)

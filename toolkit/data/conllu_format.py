@@ -1,0 +1,176 @@
+"""The CoNLL-U format, parsed in one place so that the ``conllu`` reader and the dependency predictor agree.
+
+A file is a sequence of sentences, each a *block* of non-blank lines between blank ones (a
+line of spaces is blank). In a block:
+
+- comment lines start with ``#`` and come before the first row (the UD rule: a comment among the
+  rows would have no place in the output the predictor writes);
+- every other line is a row of exactly ``COLUMNS`` tab-separated fields;
+- ID is a syntactic word (``1``, ``2``, ... in order, from 1), a multiword-token range (``3-4``,
+  its end not before its start) or an empty node (``8.1``);
+- HEAD is ``_`` or a word id (``0`` for the root);
+- there is at least one word.
+
+Anything else is a :class:`DataError` naming the file and the line. Whatever a consumer needs
+beyond the format (gold heads and relations for training, a well-formed tree) it checks itself.
+Lines too long to be read whole (:class:`~toolkit.files.OverlongLine`) are errors at their place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from conllu.parser import parse_comment_line
+
+from toolkit.errors import DataError
+from toolkit.files import OverlongLine, check_line
+
+COLUMNS = 10  # ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC
+WORD_ID = re.compile(r"0|[1-9][0-9]*")
+RANGE_ID = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
+EMPTY_NODE_ID = re.compile(r"[0-9]+\.[1-9][0-9]*")
+ROW_START = re.compile(r"^\d+(?:-\d+|\.\d+)?\t")  # how a row starts, to tell CoNLL-U from plain text
+
+Line = tuple[int, str]  # (line number from 1, text without its line ending)
+
+
+class Kind(Enum):
+    """What a row stands for: only words belong to the basic dependency tree."""
+
+    WORD = "word"
+    MULTIWORD = "multiword"  # a surface token over words (3-4 "don't" = "do" + "n't")
+    EMPTY = "empty"  # an empty node of the enhanced graph (8.1)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One non-comment line: its *fields* as written, what its ID says it is, and its HEAD parsed."""
+
+    line: int
+    fields: tuple[str, ...]
+    kind: Kind
+    head: int | None  # None for "_"
+
+    @property
+    def form(self) -> str:
+        return self.fields[1]
+
+    @property
+    def upos(self) -> str:
+        return self.fields[3]
+
+    @property
+    def deprel(self) -> str:
+        return self.fields[7]
+
+
+@dataclass
+class Sentence:
+    """One parsed block: its comments (verbatim) and its rows in order, multiword tokens and empty nodes included."""
+
+    line: int  # the block's first line
+    comments: list[str] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+
+    @property
+    def words(self) -> list[Row]:
+        """The syntactic words, the nodes of the basic tree."""
+        return [row for row in self.rows if row.kind is Kind.WORD]
+
+    @property
+    def sent_id(self) -> str | None:
+        """The ``# sent_id = ...`` comment's value (the last one if several)."""
+        sent_id = None
+        for comment in self.comments:
+            for key, value in parse_comment_line(comment):
+                if key == "sent_id":
+                    sent_id = value
+        return sent_id
+
+
+@dataclass
+class Block:
+    """The non-blank lines of one sentence, of which the last *dropped* were not kept (see :func:`blocks`)."""
+
+    lines: list[Line]
+    dropped: int = 0
+
+    @property
+    def line(self) -> int:
+        """The block's first line number."""
+        return self.lines[0][0]
+
+    @property
+    def comments(self) -> list[str]:
+        """The comment lines before the first row: what a record of the sentence keeps when it does not parse."""
+        comments = []
+        for _, text in self.lines:
+            if isinstance(text, OverlongLine) or not text.startswith("#"):
+                break
+            comments.append(text)
+        return comments
+
+
+def blocks(lines: Iterable[Line], max_lines: int | None = None) -> Iterator[Block]:
+    """The blocks of *lines*, lazily: each is yielded at the blank line (or the end) that closes it.
+
+    With *max_lines*, a block keeps at most that many lines and counts the rest in ``dropped``, so
+    that a stream without blank lines holds bounded memory and still yields one block at its place.
+    """
+    block: list[Line] = []
+    dropped = 0
+    for number, text in lines:
+        if text.strip():
+            if max_lines is None or len(block) < max_lines:
+                block.append((number, text))
+            else:
+                dropped += 1
+        elif block:
+            yield Block(block, dropped)
+            block, dropped = [], 0
+    if block:
+        yield Block(block, dropped)
+
+
+def parse_sentence(lines: Sequence[Line], path: str) -> Sentence:
+    """One sentence from its block's *lines*; the first line that breaks a rule is a :class:`DataError`."""
+    sentence = Sentence(lines[0][0])
+    for number, text in lines:
+        try:
+            check_line(text)
+        except DataError as error:
+            raise DataError(str(error), path, number) from None
+        if text.startswith("#"):
+            if sentence.rows:
+                raise DataError("a comment line after the sentence's first row: comments come before the rows", path, number)
+            sentence.comments.append(text)
+            continue
+        row = parse_row(text, number, path)
+        if row.kind is Kind.WORD and int(row.fields[0]) != len(sentence.words) + 1:
+            raise DataError(f"word ids must run 1, 2, 3, ...: expected {len(sentence.words) + 1}, found {row.fields[0]}", path, number)
+        sentence.rows.append(row)
+    if not sentence.words:
+        raise DataError("a sentence without words (only comments, multiword tokens or empty nodes)", path, sentence.line)
+    return sentence
+
+
+def parse_row(text: str, number: int, path: str) -> Row:
+    """One row: ten fields, a valid ID and a valid HEAD."""
+    fields = tuple(text.split("\t"))
+    if len(fields) != COLUMNS:
+        raise DataError(f"expected {COLUMNS} tab-separated columns, found {len(fields)}", path, number)
+    word_id, head = fields[0], fields[6]
+    if WORD_ID.fullmatch(word_id):
+        kind = Kind.WORD
+    elif (span := RANGE_ID.fullmatch(word_id)) and int(span[1]) <= int(span[2]):
+        kind = Kind.MULTIWORD
+    elif EMPTY_NODE_ID.fullmatch(word_id):
+        kind = Kind.EMPTY
+    else:
+        raise DataError(f"malformed CoNLL-U line: {word_id!r} is not a valid ID (a word 1, 2, ..., a range 3-4 or an empty node 8.1)", path, number)
+    if head != "_" and not WORD_ID.fullmatch(head):
+        raise DataError(f"malformed CoNLL-U line: HEAD {head!r} is not a word id (0 for the root, else 1, 2, ...)", path, number)
+    return Row(number, fields, kind, None if head == "_" else int(head))
