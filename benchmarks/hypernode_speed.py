@@ -26,6 +26,7 @@ import time
 import torch
 
 from toolkit.modules.encoders import HypernodeTransformerEncoder, TransformerEncoder
+from toolkit.modules.transformer_settings import TransformerSettings
 from toolkit.phrases import NgramPhrases
 
 
@@ -56,7 +57,7 @@ def main() -> None:
     args = parser.parse_args()
     device = torch.device(args.device)
     torch.manual_seed(0)
-    size = dict(num_layers=args.layers, num_heads=args.heads, ff_dim=4 * args.dim, dropout=0.1)
+    size = dict(layers=TransformerSettings(num_layers=args.layers, num_heads=args.heads, ff_dim=4 * args.dim, dropout=0.1))
     encoders = {
         "transformer": TransformerEncoder(args.dim, **size),
         "hypernode k=2": HypernodeTransformerEncoder(args.dim, NgramPhrases(2), **size),

@@ -10,6 +10,7 @@ variant). The models take turns on the same batches, so machine noise hits all a
 
 import argparse
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -22,6 +23,7 @@ from toolkit.grammars import BracketedGrammar
 from toolkit.models import EncoderDecoder
 from toolkit.modules.decoders import TransformerDecoder
 from toolkit.modules.encoders import PhraseTransformerEncoder
+from toolkit.modules.transformer_settings import TransformerSettings
 from toolkit.params import data_root
 
 GRAMS = [0, 0, 2, 2, 3, 3, 4, 4]
@@ -48,8 +50,9 @@ def main() -> None:
     models = {}
     for name, options in ENCODERS.items():
         torch.manual_seed(0)
-        encoder = PhraseTransformerEncoder(args.dim, num_layers=args.layers, ff_dim=4 * args.dim, dropout=0.1, **options)
-        decoder = TransformerDecoder(args.dim, args.layers, 4, 4 * args.dim, dropout=0.1)
+        layers = TransformerSettings(num_layers=args.layers, num_heads=4, ff_dim=4 * args.dim, dropout=0.1)
+        encoder = PhraseTransformerEncoder(args.dim, layers=replace(layers, num_heads=len(options["gram_sizes"])), **options)
+        decoder = TransformerDecoder(args.dim, layers)
         models[name] = EncoderDecoder(vocab, grammar, encoder, decoder)
     first = next(iter(models.values()))
     indexed = [first.index(e) for e in examples]

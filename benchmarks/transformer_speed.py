@@ -28,6 +28,7 @@ from toolkit.models import EncoderDecoder
 from toolkit.modules.decoders import TransformerDecoder
 from toolkit.modules.encoders import TransformerEncoder
 from toolkit.modules.positional_encoding import SinusoidalPositionalEncoding
+from toolkit.modules.transformer_settings import TransformerSettings
 from toolkit.params import data_root
 
 
@@ -94,8 +95,8 @@ def main() -> None:
     ours = EncoderDecoder(
         vocab,
         grammar,
-        TransformerEncoder(args.dim, args.layers, args.heads, ff_dim, dropout=0.1),
-        TransformerDecoder(args.dim, args.layers, args.heads, ff_dim, dropout=0.1),
+        TransformerEncoder(args.dim, TransformerSettings(args.layers, args.heads, ff_dim, dropout=0.1)),
+        TransformerDecoder(args.dim, TransformerSettings(args.layers, args.heads, ff_dim, dropout=0.1)),
     )
     baseline = TorchTransformerParser(vocab.size("tokens"), vocab.size("symbols"), args.dim, args.heads, args.layers, ff_dim, 0.1)
     indexed = [ours.index(e) for e in examples]

@@ -22,7 +22,7 @@ local dim = 256;
 local layers = 3;
 local heads = 4;
 local dropout = 0.3;
-local common = { input_dim: dim, num_layers: layers, num_heads: heads, ff_dim: 4 * dim, dropout: dropout };
+local common = { input_dim: dim, layers: { num_layers: layers, num_heads: heads, ff_dim: 4 * dim, dropout: dropout } };
 
 {
   // # ::snt of the AMR Bank is tokenised: split on whitespace; lemmas from spaCy (en_core_web_sm) if installed, else simplemma's.

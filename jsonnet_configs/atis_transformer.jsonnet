@@ -8,7 +8,7 @@ local dim = 256;
 local layers = 3;
 local heads = 4;
 local dropout = 0.2;
-local transformer = { type: 'transformer', input_dim: dim, num_layers: layers, num_heads: heads, ff_dim: 4 * dim, dropout: dropout };
+local transformer = { type: 'transformer', input_dim: dim, layers: { num_layers: layers, num_heads: heads, ff_dim: 4 * dim, dropout: dropout } };
 
 {
   dataset_reader: { type: 'tsv' },

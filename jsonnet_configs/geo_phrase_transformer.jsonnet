@@ -10,7 +10,7 @@ base {
   model+: {
     encoder: base.model.encoder {
       type: 'phrase_transformer',
-      num_heads:: null,  // one head per gram size
+      layers+: { num_heads:: null },  // one head per gram size
       gram_sizes: [0, 0, 2, 2, 3, 3, 4, 4],
     },
   },

@@ -19,8 +19,8 @@ local dropout = 0.3;
   vocabulary: { min_count: { tokens: 1 } },
   model: {
     type: 'encoder_decoder',
-    encoder: { type: 'transformer', input_dim: dim, num_layers: layers, num_heads: heads, ff_dim: 4 * dim, dropout: dropout },
-    decoder: { type: 'transformer', input_dim: dim, num_layers: layers, num_heads: heads, ff_dim: 4 * dim, dropout: dropout },
+    encoder: { type: 'transformer', input_dim: dim, layers: { num_layers: layers, num_heads: heads, ff_dim: 4 * dim, dropout: dropout } },
+    decoder: { type: 'transformer', input_dim: dim, layers: { num_layers: layers, num_heads: heads, ff_dim: 4 * dim, dropout: dropout } },
     tie_output_embeddings: true,
     label_smoothing: 0.1,
     search: { type: 'beam', beam_size: 5 },

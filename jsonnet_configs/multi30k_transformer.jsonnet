@@ -7,7 +7,7 @@
 local data_root = std.extVar('DATA_ROOT');
 local multi30k = data_root + '/multi30k/';
 local dim = 256;
-local transformer = { type: 'transformer', input_dim: dim, num_layers: 3, num_heads: 4, ff_dim: 4 * dim, dropout: 0.2 };
+local transformer = { type: 'transformer', input_dim: dim, layers: { num_layers: 3, num_heads: 4, ff_dim: 4 * dim, dropout: 0.2 } };
 
 {
   dataset_reader: { type: 'parallel_text', source_language: 'de', target_language: 'en', tokenize: '13a', lowercase: true },

@@ -23,7 +23,7 @@ local dim = 256;
 local layers = 3;
 local heads = 4;
 local dropout = 0.2;
-local common = { input_dim: dim, num_layers: layers, num_heads: heads, ff_dim: 4 * dim, dropout: dropout };
+local common = { input_dim: dim, layers: { num_layers: layers, num_heads: heads, ff_dim: 4 * dim, dropout: dropout } };
 
 {
   dataset_reader: { type: 'conllu' },

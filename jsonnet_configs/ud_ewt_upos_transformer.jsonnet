@@ -16,7 +16,7 @@ local dim = 256;
   grammar: { type: 'tags', field: 'upos' },
   model: {
     type: 'tagger',
-    encoder: { type: 'transformer', input_dim: dim, num_layers: 3, num_heads: 4, ff_dim: 4 * dim, dropout: 0.2 },
+    encoder: { type: 'transformer', input_dim: dim, layers: { num_layers: 3, num_heads: 4, ff_dim: 4 * dim, dropout: 0.2 } },
     dropout: 0.2,
     source_token_dropout: 0.1,  // learns the unknown-word embedding: EWT test has many unseen words
   },

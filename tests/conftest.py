@@ -124,7 +124,7 @@ def little_prince(tmp_path_factory) -> dict[str, Path]:
 
 DEPENDENCY_OVERRIDES = {
     "model.decoder.type": "stack_transformer",
-    "model.decoder.num_heads": 2,
+    "model.decoder.layers.num_heads": 2,
     "grammar": {"non_projective": "skip", "labeled_shift_words": 20},
     "trainer.num_epochs": 1,
     "trainer.num_checkpoints_to_average": 1,

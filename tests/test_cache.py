@@ -67,7 +67,7 @@ def test_cached_computes_once_and_recomputes_a_corrupt_entry(tmp_path, caplog):
 
 def test_a_second_run_reads_the_stack_transformer_masks_from_the_cache(ewt, tmp_path, monkeypatch):
     monkeypatch.setenv("TOOLKIT_CACHE_DIR", str(tmp_path / "cache"))
-    overrides = json.dumps({"model.decoder.type": "stack_transformer", "model.decoder.num_heads": 2, "trainer.num_epochs": 1})
+    overrides = json.dumps({"model.decoder.type": "stack_transformer", "model.decoder.layers.num_heads": 2, "trainer.num_epochs": 1})
     first = train_archive(FIXTURES / "tiny_dependency.jsonnet", tmp_path / "first", ewt["train"], ewt["test"], "-o", overrides)
     second = train_archive(FIXTURES / "tiny_dependency.jsonnet", tmp_path / "second", ewt["train"], ewt["test"], "-o", overrides)
     assert "cached 40 preprocessed examples" in (first.parent / "out.log").read_text()

@@ -82,8 +82,8 @@ def assert_one_line_error(code, err, *fragments):
 
 
 def test_config_key_typo_names_the_key_path(data_env, monkeypatch, capsys, tmp_path):
-    code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", tmp_path / "r", "-o", '{"model.encoder.num_layer": 2}')
-    assert_one_line_error(code, err, "model.encoder.num_layer", "num_layers")
+    code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", tmp_path / "r", "-o", '{"model.encoder.layers.num_layer": 2}')
+    assert_one_line_error(code, err, "model.encoder.layers.num_layer", "num_layers")
 
 
 def test_unknown_type_lists_the_available_names(data_env, monkeypatch, capsys, tmp_path):
@@ -145,7 +145,7 @@ def test_archive_with_torn_weights(archive, monkeypatch, capsys, tmp_path):
 
 def test_overrides_repeat_and_may_be_files(data_env, monkeypatch, capsys, tmp_path):
     override_file = tmp_path / "size.jsonnet"
-    override_file.write_text("{ 'model.decoder': { num_layers: 1, bogus_key: 3 } }")
+    override_file.write_text("{ 'model.decoder': { layers: { num_layers: 1 }, bogus_key: 3 } }")
     code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", tmp_path / "r", "-o", '{"trainer.num_epochs": 1}', "-o", override_file)
     assert_one_line_error(code, err, "model.decoder.bogus_key")
 

@@ -74,18 +74,18 @@ class PlainGreedy(GreedySearch):
         return states
 
 
-SMALL = {"input_dim": 16, "num_layers": 2, "num_heads": 2, "ff_dim": 32, "dropout": 0.0}
+SMALL = {"input_dim": 16, "layers": {"num_layers": 2, "num_heads": 2, "ff_dim": 32, "dropout": 0.0}}
 GEO = ("geo", "train.txt", {"type": "tsv"})
 EWT = ("ud-english-ewt", "en_ewt-ud-dev.conllu", {"type": "conllu"})
 AMR = ("amr-little-prince", "amr-bank-struct-v3.0-dev.txt", {"type": "penman"})
-TREE = {"type": "transformer", "positional_encoding": "tree", "tree_degree": 2}
+TREE = {"type": "transformer", "positional_encoding": {"type": "tree", "degree": 2}}
 # grammar, data, decoder, whether the decoder also decodes without the cache
 CASES = {
     "sequence": ({"type": "sequence"}, GEO, {"type": "transformer"}, True),
     "bracketed": ({"type": "bracketed"}, GEO, {"type": "transformer"}, True),
     "lcrs_dfs": ({"type": "lcrs_dfs", "max_nodes": 40}, GEO, TREE, False),
     "lcrs_bfs": ({"type": "lcrs_bfs", "max_nodes": 40}, GEO, TREE, False),
-    "nary_dfs": ({"type": "nary_dfs", "max_nodes": 40, "max_degree": 4}, GEO, {**TREE, "tree_degree": 4}, False),
+    "nary_dfs": ({"type": "nary_dfs", "max_nodes": 40, "max_degree": 4}, GEO, {**TREE, "positional_encoding": {"type": "tree", "degree": 4}}, False),
     "arc_standard": ({"type": "arc_standard"}, EWT, {"type": "stack_transformer"}, False),
     "arc_hybrid": ({"type": "arc_hybrid"}, EWT, {"type": "stack_transformer"}, False),
     "arc_swap": ({"type": "arc_swap"}, EWT, {"type": "stack_transformer"}, False),

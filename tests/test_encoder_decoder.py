@@ -12,7 +12,9 @@ from toolkit.grammars import SequenceGrammar
 from toolkit.models import EncoderDecoder, Model
 from toolkit.modules.decoders import TransformerDecoder
 from toolkit.modules.encoders import TransformerEncoder
+from toolkit.modules.transformer_settings import TransformerSettings
 
+SMALL = TransformerSettings(num_layers=1, num_heads=2, ff_dim=32, dropout=0.0)
 EXAMPLES = [Example(["citi", "in", "s0"], "( city:t $0 )"), Example(["state", "s0"], "( state:t s0 )")]
 
 
@@ -20,7 +22,7 @@ def build(aliases=None, **options) -> EncoderDecoder:
     grammar = SequenceGrammar()
     counters = {"tokens": Counter(t for e in EXAMPLES for t in e.tokens), "symbols": Counter(s for e in EXAMPLES for s in grammar.oracle(e))}
     vocab = Vocabulary(counters, namespace_aliases=aliases)
-    return EncoderDecoder(vocab, grammar, TransformerEncoder(16, 1, 2, 32, 0.0), TransformerDecoder(16, 1, 2, 32, 0.0), **options)
+    return EncoderDecoder(vocab, grammar, TransformerEncoder(16, SMALL), TransformerDecoder(16, SMALL), **options)
 
 
 def test_shared_embeddings_need_one_namespace():
@@ -40,7 +42,7 @@ def test_untied_output_layer_is_its_own_parameter():
 def test_dimension_mismatch_is_a_config_error():
     grammar, vocab = SequenceGrammar(), Vocabulary({"tokens": {"a": 1}, "symbols": {"b": 1}})
     with pytest.raises(ConfigurationError, match="input_dim"):
-        EncoderDecoder(vocab, grammar, TransformerEncoder(16, 1, 2, 32), TransformerDecoder(32, 1, 2, 32))
+        EncoderDecoder(vocab, grammar, TransformerEncoder(16, SMALL), TransformerDecoder(32, SMALL))
 
 
 def test_index_and_collate_shift_targets_by_one():
@@ -73,7 +75,11 @@ def test_source_token_dropout_replaces_words_by_unknown_in_training_only():
 def test_model_builds_from_a_config_with_extras():
     model = build()
     built = Model.from_params(
-        {"encoder": {"input_dim": 16, "num_layers": 1}, "decoder": {"input_dim": 16, "num_layers": 1}, "search": {"type": "beam", "beam_size": 2}},
+        {
+            "encoder": {"input_dim": 16, "layers": {"num_layers": 1}},
+            "decoder": {"input_dim": 16, "layers": {"num_layers": 1}},
+            "search": {"type": "beam", "beam_size": 2},
+        },
         vocab=model.vocab,
         grammar=model.grammar,
     )

@@ -5,6 +5,8 @@ import torch
 
 from toolkit.errors import ConfigurationError
 from toolkit.modules.encoders import HypernodeTransformerEncoder, Seq2SeqEncoder, TransformerEncoder
+from toolkit.modules.transformer_settings import TransformerSettings
+from toolkit.params import Params
 from toolkit.phrases import NgramPhrases, PhraseGenerator, node_adjacency
 
 
@@ -22,8 +24,10 @@ class EveryPair(PhraseGenerator):
 
 def encoders(norm_first: bool, **options):
     torch.manual_seed(0)
-    plain = TransformerEncoder(16, num_layers=2, num_heads=2, ff_dim=32, norm_first=norm_first).eval()
-    hypernode = HypernodeTransformerEncoder(16, options.pop("phrases", NoPhrases()), num_layers=2, num_heads=2, ff_dim=32, norm_first=norm_first, **options)
+    plain = TransformerEncoder(16, layers=TransformerSettings(num_layers=2, num_heads=2, ff_dim=32, norm_first=norm_first)).eval()
+    hypernode = HypernodeTransformerEncoder(
+        16, options.pop("phrases", NoPhrases()), layers=TransformerSettings(num_layers=2, num_heads=2, ff_dim=32, norm_first=norm_first), **options
+    )
     return plain, hypernode.eval()
 
 
@@ -61,7 +65,9 @@ def test_phase_two_reaches_only_adjacent_nodes():
     """
     for num_layers, reached in ((1, [3]), (2, [2, 3, 4])):
         torch.manual_seed(0)
-        encoder = HypernodeTransformerEncoder(16, NgramPhrases(2), num_layers=num_layers, num_heads=2, ff_dim=32, dropout=0.0).eval()
+        encoder = HypernodeTransformerEncoder(
+            16, NgramPhrases(2), layers=TransformerSettings(num_layers=num_layers, num_heads=2, ff_dim=32, dropout=0.0)
+        ).eval()
         silence_phase_one_and_feedforward(encoder)
         x, mask = torch.randn(1, 7, 16), torch.ones(1, 7, dtype=torch.bool)
         changed = x.clone()
@@ -73,7 +79,7 @@ def test_phase_two_reaches_only_adjacent_nodes():
 @pytest.mark.parametrize("linear", [False, True])
 def test_phase_two_is_masked_attention_with_a_sigmoid_unless_linear(linear):
     torch.manual_seed(0)
-    encoder = HypernodeTransformerEncoder(16, NgramPhrases(3), num_layers=1, num_heads=2, ff_dim=32, linear=linear).eval()
+    encoder = HypernodeTransformerEncoder(16, NgramPhrases(3), layers=TransformerSettings(num_layers=1, num_heads=2, ff_dim=32), linear=linear).eval()
     layer = encoder.layers[0]
     membership = encoder.batch_hypernodes([encoder.hypernodes(["w"] * 5)], 5)
     adjacency, _ = node_adjacency(membership, torch.ones(1, 5, dtype=torch.bool))
@@ -87,7 +93,7 @@ def test_phase_two_is_masked_attention_with_a_sigmoid_unless_linear(linear):
 @pytest.mark.parametrize("per_example", [True, False])
 def test_a_sentence_alone_equals_the_sentence_batched_with_a_longer_one(per_example):
     torch.manual_seed(0)
-    encoder = HypernodeTransformerEncoder(16, NgramPhrases(3), num_layers=2, num_heads=2, ff_dim=32).eval()
+    encoder = HypernodeTransformerEncoder(16, NgramPhrases(3), layers=TransformerSettings(num_layers=2, num_heads=2, ff_dim=32)).eval()
     short, long = torch.randn(1, 4, 16), torch.randn(1, 9, 16)
     batch = torch.cat([torch.cat([short, torch.randn(1, 5, 16)], 1), long])  # garbage in the padding
     mask = torch.tensor([[True] * 4 + [False] * 5, [True] * 9])
@@ -102,7 +108,7 @@ def test_a_sentence_alone_equals_the_sentence_batched_with_a_longer_one(per_exam
 
 
 def test_data_dependent_phrases_must_be_passed_per_example():
-    encoder = HypernodeTransformerEncoder(16, EveryPair(), num_layers=1, num_heads=2, ff_dim=32).eval()
+    encoder = HypernodeTransformerEncoder(16, EveryPair(), layers=TransformerSettings(num_layers=1, num_heads=2, ff_dim=32)).eval()
     tokens = "a b a c b".split()
     assert encoder.phrases(tokens) == ((0, 2), (1, 4))
     assert encoder.hypernodes(tokens).int().tolist() == [[1, 0, 1, 0, 0], [0, 1, 0, 0, 1]]
@@ -114,11 +120,12 @@ def test_data_dependent_phrases_must_be_passed_per_example():
 
 def test_built_from_a_config_with_errors_that_name_the_key():
     encoder = Seq2SeqEncoder.from_params(
-        {"type": "hypernode_transformer", "input_dim": 16, "num_heads": 2, "num_layers": 2, "phrases": {"type": "ngram", "max_n": 3}}
+        {"type": "hypernode_transformer", "input_dim": 16, "layers": {"num_heads": 2, "num_layers": 2}, "phrases": {"type": "ngram", "max_n": 3}}
     )
     assert isinstance(encoder.phrases, NgramPhrases) and encoder.phrases.max_n == 3
     assert [layer.phase_two for layer in encoder.layers] == [True, True]
-    with pytest.raises(ConfigurationError, match=r"encoder\.phase_two_layers are layer numbers from 1 to num_layers \(2\)"):
-        Seq2SeqEncoder.from_params({"type": "hypernode_transformer", "input_dim": 16, "num_layers": 2, "phrases": {"type": "ngram"}, "phase_two_layers": [3]})
+    config = {"type": "hypernode_transformer", "input_dim": 16, "layers": {"num_layers": 2}, "phrases": {"type": "ngram"}, "phase_two_layers": [3]}
+    with pytest.raises(ConfigurationError, match=r"^model\.encoder\.phase_two_layers: are layer numbers from 1 to layers\.num_layers \(2\)"):
+        Seq2SeqEncoder.from_params(Params(config, "model.encoder."))
     with pytest.raises(ConfigurationError, match=r"phrases\.type: 'ngrams' is not a registered PhraseGenerator.*Available: ngram, spacy_dependency"):
         Seq2SeqEncoder.from_params({"type": "hypernode_transformer", "input_dim": 16, "phrases": {"type": "ngrams"}})

@@ -162,13 +162,13 @@ class TestOverrides:
         import_builtin_components()
         path = write(
             tmp_path,
-            '{model: {decoder: {type: "transformer", input_dim: 8, num_heads: 2}}, '
+            '{model: {decoder: {type: "transformer", input_dim: 8, layers: {num_heads: 2}}}, '
             'grammar: {type: "arc_standard", non_projective: "skip", root_label: "root"}}',
         )
         with caplog.at_level(logging.INFO, logger="toolkit.params"):
             params = Params.from_file(path, overrides={"model.decoder.type": "stack_transformer", "grammar": {"type": "arc_swap"}}, keys_of=keys_taken)
         config = params.as_dict()
-        assert config["model"]["decoder"] == {"type": "stack_transformer", "input_dim": 8, "num_heads": 2}  # the sizes carry over
+        assert config["model"]["decoder"] == {"type": "stack_transformer", "input_dim": 8, "layers": {"num_heads": 2}}  # the sizes carry over
         assert config["grammar"] == {"type": "arc_swap", "root_label": "root"}  # arc_swap takes no non_projective
         assert "grammar is now 'arc_swap', no longer 'arc_standard', so it drops grammar.non_projective" in caplog.text
         # without a registry to ask, a changed type replaces the object whole; the same type still merges

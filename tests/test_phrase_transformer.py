@@ -7,6 +7,8 @@ from toolkit.errors import ConfigurationError
 from toolkit.modules.attention import MultiHeadAttention, padding_mask
 from toolkit.modules.encoders import PhraseTransformerEncoder, Seq2SeqEncoder
 from toolkit.modules.phrase_attention import NgramLSTM, NgramSum, PhraseMultiHeadAttention, ngram_windows
+from toolkit.modules.transformer_settings import TransformerSettings
+from toolkit.params import Params
 
 
 def test_ngram_windows_end_at_each_position_with_zeros_before_the_start():
@@ -46,7 +48,7 @@ def test_a_word_reaches_only_the_n_grams_that_contain_it():
 
 
 def test_heads_of_one_size_share_one_composer_per_layer():
-    encoder = PhraseTransformerEncoder(32, gram_sizes=[0, 0, 2, 2, 3, 3, 4, 4], num_layers=2)
+    encoder = PhraseTransformerEncoder(32, gram_sizes=[0, 0, 2, 2, 3, 3, 4, 4], layers=TransformerSettings(num_layers=2))
     attention = encoder.layers[0].attention
     assert sorted(attention.composers) == ["2", "3", "4"]
     assert attention.heads_3.tolist() == [4, 5]
@@ -97,7 +99,9 @@ def test_residual_gate_is_equation_13():
 @pytest.mark.parametrize("composition", ["lstm", "sum"])
 def test_padding_never_leaks_between_sentences(composition):
     torch.manual_seed(0)
-    encoder = PhraseTransformerEncoder(16, gram_sizes=[0, 2, 3, 4], composition=composition, num_layers=2, ff_dim=32, dropout=0.0).eval()
+    encoder = PhraseTransformerEncoder(
+        16, gram_sizes=[0, 2, 3, 4], composition=composition, layers=TransformerSettings(num_layers=2, ff_dim=32, dropout=0.0)
+    ).eval()
     short, long = torch.randn(1, 3, 16), torch.randn(1, 7, 16)
     batch = torch.cat([torch.cat([short, torch.randn(1, 4, 16) * 100], dim=1), long])  # garbage in the padding
     mask = torch.tensor([[True] * 3 + [False] * 4, [True] * 7])
@@ -107,22 +111,22 @@ def test_padding_never_leaks_between_sentences(composition):
 
 
 def test_phrase_layers_choose_where_phrases_are_used():
-    encoder = PhraseTransformerEncoder(16, gram_sizes=[0, 2], num_layers=4, phrase_layers=[2, 3])
+    encoder = PhraseTransformerEncoder(16, gram_sizes=[0, 2], layers=TransformerSettings(num_layers=4), phrase_layers=[2, 3])
     kinds = [type(layer.attention) for layer in encoder.layers]
     assert kinds == [MultiHeadAttention, PhraseMultiHeadAttention, PhraseMultiHeadAttention, MultiHeadAttention]
 
 
 def test_all_zero_gram_sizes_is_the_transformer():
     torch.manual_seed(0)
-    phrase = PhraseTransformerEncoder(16, gram_sizes=[0, 0], num_layers=2, ff_dim=32, dropout=0.0).eval()
-    plain = Seq2SeqEncoder.by_name("transformer")(16, num_layers=2, num_heads=2, ff_dim=32, dropout=0.0).eval()
+    phrase = PhraseTransformerEncoder(16, gram_sizes=[0, 0], layers=TransformerSettings(num_layers=2, ff_dim=32, dropout=0.0)).eval()
+    plain = Seq2SeqEncoder.by_name("transformer")(16, layers=TransformerSettings(num_layers=2, num_heads=2, ff_dim=32, dropout=0.0)).eval()
     plain.load_state_dict(phrase.state_dict())
     x, mask = torch.randn(2, 5, 16), torch.tensor([[True] * 5, [True] * 3 + [False] * 2])
     assert torch.allclose(phrase(x, mask)[mask], plain(x, mask)[mask], atol=1e-6)  # padding states are never read
 
 
 def test_gradients_reach_the_lstm():
-    encoder = PhraseTransformerEncoder(16, gram_sizes=[0, 2], num_layers=1, ff_dim=32)
+    encoder = PhraseTransformerEncoder(16, gram_sizes=[0, 2], layers=TransformerSettings(num_layers=1, ff_dim=32))
     encoder(torch.randn(2, 4, 16), torch.ones(2, 4, dtype=torch.bool)).sum().backward()
     lstm = encoder.layers[0].attention.composers["2"].lstm
     assert lstm.weight_ih_l0.grad is not None and lstm.weight_ih_l0.grad.abs().sum() > 0
@@ -139,7 +143,16 @@ def test_gradients_reach_the_lstm():
 )
 def test_bad_settings_name_the_key(kwargs, key):
     with pytest.raises(ConfigurationError, match=key):
-        PhraseTransformerEncoder(16, num_layers=2, **kwargs)
+        PhraseTransformerEncoder(16, layers=TransformerSettings(num_layers=2), **kwargs)
+
+
+def test_heads_are_one_per_gram_size():
+    """``layers.num_heads`` left at its default becomes len(gram_sizes); another value is an error that names it."""
+    assert PhraseTransformerEncoder(16, gram_sizes=[0, 2]).settings.num_heads == 2
+    assert PhraseTransformerEncoder(16, gram_sizes=[0, 2], layers=TransformerSettings(num_heads=2)).settings.num_heads == 2
+    config = {"type": "phrase_transformer", "input_dim": 16, "gram_sizes": [0, 2], "layers": {"num_heads": 8}}
+    with pytest.raises(ConfigurationError, match=r"^model\.encoder\.layers\.num_heads: must be len\(gram_sizes\) = 2"):
+        Seq2SeqEncoder.from_params(Params(config, "model.encoder."))
 
 
 def test_padding_mask_shape_is_what_phrase_attention_reads():

@@ -26,7 +26,7 @@ WORDS = [["the", "dogs", "run"], ["a", "dog"]]
 
 def tiny_model(token_embedders: dict, word_embedding: bool = True) -> Model:
     vocab = Vocabulary({"tokens": {w: 1 for s in WORDS for w in s}, "symbols": {"x": 1, "y": 1}})
-    layer = {"input_dim": 32, "num_layers": 1, "num_heads": 2, "ff_dim": 64}
+    layer = {"input_dim": 32, "layers": {"num_layers": 1, "num_heads": 2, "ff_dim": 64}}
     return Model.from_params(
         {
             "type": "encoder_decoder",
@@ -100,7 +100,7 @@ def test_frozen_parts_get_no_optimizer_state_and_fine_tuned_ones_their_own_rate(
 def test_the_tagger_reads_through_token_embedders_alone():
     """Characters and UPOS tags alone, without a word embedding table: no word is unknown to it."""
     vocab = Vocabulary({"tokens": {"a": 1}, "symbols": {"NOUN": 1, "VERB": 1}})
-    layer = {"input_dim": 16, "num_layers": 1, "num_heads": 2, "ff_dim": 32, "dropout": 0.0}
+    layer = {"input_dim": 16, "layers": {"num_layers": 1, "num_heads": 2, "ff_dim": 32, "dropout": 0.0}}
     model = Model.from_params(
         {
             "type": "tagger",

@@ -12,6 +12,7 @@ from toolkit.grammars import SequenceGrammar, State
 from toolkit.models import EncoderDecoder
 from toolkit.modules.decoders import TransformerDecoder
 from toolkit.modules.encoders import TransformerEncoder
+from toolkit.modules.transformer_settings import TransformerSettings
 
 SYMBOLS = ["(", ")", "and", "or", "state:t", "city:t", "$0", "s0", "c0", "lambda", "e"]
 SENTENCES = [["what", "state", "border", "s0"], ["citi", "in", "s0"], ["what", "is", "the", "largest", "citi", "in", "the", "state"]]
@@ -24,8 +25,8 @@ def tiny_model(grammar=None, seed=0) -> EncoderDecoder:
     model = EncoderDecoder(
         vocab,
         grammar or SequenceGrammar(max_length=15),
-        TransformerEncoder(16, num_layers=2, num_heads=2, ff_dim=32, dropout=0.0),
-        TransformerDecoder(16, num_layers=2, num_heads=2, ff_dim=32, dropout=0.0),
+        TransformerEncoder(16, layers=TransformerSettings(num_layers=2, num_heads=2, ff_dim=32, dropout=0.0)),
+        TransformerDecoder(16, layers=TransformerSettings(num_layers=2, num_heads=2, ff_dim=32, dropout=0.0)),
     )
     return model.eval()
 

@@ -19,8 +19,9 @@ from toolkit.decoding import BeamSearch, GreedySearch
 from toolkit.errors import ConfigurationError
 from toolkit.grammars import Grammar
 from toolkit.models import EncoderDecoder
-from toolkit.modules.decoders import StackTransformerDecoder, TransformerDecoder
+from toolkit.modules.decoders import Decoder, StackTransformerDecoder, TransformerDecoder
 from toolkit.modules.encoders import TransformerEncoder
+from toolkit.modules.transformer_settings import TransformerSettings
 from toolkit.params import Params
 from transition_systems import SHIFT, ValidActions, projectivize
 
@@ -34,9 +35,8 @@ def tiny_model(seed=0, grammar=None, examples=(FISH, SWIM, BIRDS), randomize_pos
     torch.manual_seed(seed)
     grammar = grammar or Grammar.from_params({"type": "arc_standard"})
     vocab = Vocabulary({"tokens": Counter(t for e in examples for t in e.tokens), "symbols": Counter(s for e in examples for s in grammar.oracle(e))})
-    options = {"num_layers": 2, "num_heads": 4, "ff_dim": 32, "dropout": 0.0, **decoder_options}
-    decoder = StackTransformerDecoder(16, **options)
-    model = EncoderDecoder(vocab, grammar, TransformerEncoder(16, num_layers=1, num_heads=2, ff_dim=32, dropout=0.0), decoder)
+    decoder = StackTransformerDecoder(16, TransformerSettings(num_layers=2, num_heads=4, ff_dim=32, dropout=0.0), **decoder_options)
+    model = EncoderDecoder(vocab, grammar, TransformerEncoder(16, layers=TransformerSettings(num_layers=1, num_heads=2, ff_dim=32, dropout=0.0)), decoder)
     if randomize_positions:  # zero at initialisation; make them matter
         with torch.no_grad():
             for layer in decoder.layers:
@@ -212,8 +212,8 @@ def test_a_wide_beam_finds_the_best_action_sequence():
 
 def test_no_specialised_heads_is_the_plain_transformer():
     torch.manual_seed(0)
-    plain = TransformerDecoder(16, num_layers=2, num_heads=4, ff_dim=32, dropout=0.0).eval()
-    stack = StackTransformerDecoder(16, num_layers=2, num_heads=4, ff_dim=32, dropout=0.0, stack_heads=[], buffer_heads=[]).eval()
+    plain = TransformerDecoder(16, layers=TransformerSettings(num_layers=2, num_heads=4, ff_dim=32, dropout=0.0)).eval()
+    stack = StackTransformerDecoder(16, layers=TransformerSettings(num_layers=2, num_heads=4, ff_dim=32, dropout=0.0), stack_heads=[], buffer_heads=[]).eval()
     assert not stack.uses_features
     stack.load_state_dict(plain.state_dict())
     embedded, memory = torch.randn(2, 5, 16), torch.randn(2, 3, 16)
@@ -228,9 +228,12 @@ def test_configuration_errors_name_the_key():
         ({"stack_heads": [1], "buffer_heads": [1]}, "stack_heads and buffer_heads"),
         ({"masked_layers": [2]}, "model.decoder.masked_layers"),
         ({"max_position": 0}, "model.decoder.max_position"),
+        ({"positional_encoding": {"type": "tree"}}, r"model.decoder.positional_encoding.type: a tree encoding has no tree to read"),
+        ({"layers": {"num_heads": 4, "num_layer": 2}}, r"unknown key 'model.decoder.layers.num_layer' \(did you mean 'num_layers'\?\)"),
     ]:
+        config = {"type": "stack_transformer", "input_dim": 16, "layers": {"num_layers": 2, "num_heads": 4}, **options}
         with pytest.raises(ConfigurationError, match=key):
-            StackTransformerDecoder(16, num_layers=2, num_heads=4, **options)
+            Decoder.from_params(Params(config, "model.decoder."))
 
 
 # ------------------------------------------------------------------ labeled SHIFT

@@ -62,7 +62,12 @@ def build(encoder):
     return Model.from_params({"type": "tagger", "encoder": encoder}, vocab=vocab, grammar=grammar)
 
 
-HYPERNODE = {"type": "hypernode_transformer", "input_dim": 16, "num_layers": 1, "num_heads": 2, "ff_dim": 32, "phrases": {"type": "ngram", "max_n": 3}}
+HYPERNODE = {
+    "type": "hypernode_transformer",
+    "input_dim": 16,
+    "layers": {"num_layers": 1, "num_heads": 2, "ff_dim": 32},
+    "phrases": {"type": "ngram", "max_n": 3},
+}
 
 
 def test_tagger_indexes_hypernodes_once_per_example_and_batches_them():
@@ -77,7 +82,7 @@ def test_tagger_indexes_hypernodes_once_per_example_and_batches_them():
     assert output["num_tokens"] == 7 and output["loss"].requires_grad
 
 
-@pytest.mark.parametrize("encoder", [{"type": "transformer", "input_dim": 16, "num_layers": 1, "num_heads": 2, "ff_dim": 32}, HYPERNODE])
+@pytest.mark.parametrize("encoder", [{"type": "transformer", "input_dim": 16, "layers": {"num_layers": 1, "num_heads": 2, "ff_dim": 32}}, HYPERNODE])
 def test_tagger_learns_a_tiny_set_and_predicts_one_real_tag_per_token(encoder):
     model = build(encoder)
     batch = model.collate([model.index(example) for example in EXAMPLES])
@@ -111,7 +116,7 @@ CONFIG = """
   grammar: { type: 'tags' },
   model: {
     type: 'tagger',
-    encoder: { type: 'transformer', input_dim: 32, num_layers: 1, num_heads: 2, ff_dim: 64, dropout: 0.1 },
+    encoder: { type: 'transformer', input_dim: 32, layers: { num_layers: 1, num_heads: 2, ff_dim: 64, dropout: 0.1 } },
     source_token_dropout: 0.1,
   },
   metrics: [{ type: 'tag_accuracy' }],

@@ -61,7 +61,7 @@ def test_recover_applies_what_it_may_change_and_refuses_the_rest(geo_slice, tmp_
     directory = tmp_path / "run"
     train_model(params(geo_slice, **{"trainer.num_epochs": 1}), directory)
     saved = (directory / "config.json").read_text()
-    for change in ({"trainer.optimizer.lr": 1e-4}, {"model.encoder.num_layers": 2}):
+    for change in ({"trainer.optimizer.lr": 1e-4}, {"model.encoder.layers.num_layers": 2}):
         with pytest.raises(ConfigurationError, match="--recover: the config differs .*" + ".*".join(change)):
             train_model(params(geo_slice, **{"trainer.num_epochs": 2, **change}), directory, recover=True)
         assert (directory / "config.json").read_text() == saved  # nothing recorded that was not done

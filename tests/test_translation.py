@@ -125,8 +125,8 @@ CONFIG = """
   grammar: { type: 'sequence', max_length: 40 },
   model: {
     type: 'encoder_decoder',
-    encoder: { type: 'hypernode_transformer', phrases: { type: 'ngram', max_n: 3 }, input_dim: 32, num_layers: 1, num_heads: 2, ff_dim: 64 },
-    decoder: { type: 'transformer', input_dim: 32, num_layers: 1, num_heads: 2, ff_dim: 64 },
+    encoder: { type: 'hypernode_transformer', phrases: { type: 'ngram', max_n: 3 }, input_dim: 32, layers: { num_layers: 1, num_heads: 2, ff_dim: 64 } },
+    decoder: { type: 'transformer', input_dim: 32, layers: { num_layers: 1, num_heads: 2, ff_dim: 64 } },
   },
   metrics: [{ type: 'bleu', lowercase: true }],
   trainer: { optimizer: { type: 'adam', lr: 3e-3 }, num_epochs: 2, max_tokens: 1024, validation_metric: '+bleu', device: 'cpu', progress_bar: false },

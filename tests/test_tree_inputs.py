@@ -8,7 +8,10 @@ import torch
 from tests.conftest import FIXTURES, run
 from toolkit.data.example import Example
 from toolkit.errors import DataError
+from toolkit.from_params import Lazy
 from toolkit.modules.encoders import TransformerEncoder
+from toolkit.modules.positional_encoding import PositionalEncoding
+from toolkit.modules.transformer_settings import TransformerSettings
 from tree_codecs import LcrsDfsCodec, NaryDfsCodec, TreePairsReader
 
 
@@ -53,7 +56,8 @@ def test_unbalanced_source_tree_names_file_and_line(tmp_path):
 def test_tree_encoder_sees_paths_not_sequence_order():
     """Without sequence positions, permuting tokens together with their paths permutes the states."""
     torch.manual_seed(0)
-    encoder = TransformerEncoder(16, num_layers=2, num_heads=2, ff_dim=32, dropout=0.0, positional_encoding="tree", tree_max_depth=4).eval()
+    tree = Lazy(PositionalEncoding, {"type": "tree", "max_depth": 4})
+    encoder = TransformerEncoder(16, TransformerSettings(num_layers=2, num_heads=2, ff_dim=32, dropout=0.0), tree).eval()
     embedded = torch.randn(1, 4, 16)
     paths = [[(), (0,), (0, 1), (0, 1, 0)]]
     mask = torch.ones(1, 4, dtype=torch.bool)
@@ -68,7 +72,8 @@ def test_tree_encoder_sees_paths_not_sequence_order():
 
 def test_padding_does_not_change_a_tree(tmp_path):
     torch.manual_seed(0)
-    encoder = TransformerEncoder(16, num_layers=1, num_heads=2, ff_dim=32, dropout=0.0, positional_encoding="tree").eval()
+    tree = Lazy(PositionalEncoding, {"type": "tree"})
+    encoder = TransformerEncoder(16, TransformerSettings(num_layers=1, num_heads=2, ff_dim=32, dropout=0.0), tree).eval()
     embedded = torch.randn(2, 3, 16)
     mask = torch.tensor([[True, True, True], [True, True, False]])
     inputs = batch_inputs(encoder, [[(), (0,), (0, 1)], [(), (0,)]])
@@ -96,7 +101,7 @@ def test_tree_to_sequence_end_to_end(monkeypatch, capsys, geo_slice, tmp_path):
 def test_tree_encoder_on_sentences_is_a_clear_error(monkeypatch, capsys, geo_slice, tmp_path):
     monkeypatch.setenv("TRAIN", str(geo_slice["train"]))
     monkeypatch.setenv("TEST", str(geo_slice["test"]))
-    override = json.dumps({"model.encoder.positional_encoding": "tree"})
+    override = json.dumps({"model.encoder.positional_encoding.type": "tree"})
     code, _, err = run(monkeypatch, capsys, "train", FIXTURES / "tiny_seq2seq.jsonnet", "-s", tmp_path / "run", "-o", override)
     assert code != 0
     assert "tree_pairs" in err and "Traceback" not in err

@@ -9,10 +9,13 @@ from hypothesis import strategies as st
 
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import Vocabulary
+from toolkit.from_params import Lazy
 from toolkit.grammars import SequenceGrammar, State
 from toolkit.models import EncoderDecoder
 from toolkit.modules.decoders import TransformerDecoder
 from toolkit.modules.encoders import TransformerEncoder
+from toolkit.modules.positional_encoding import PositionalEncoding
+from toolkit.modules.transformer_settings import TransformerSettings
 from toolkit.modules.tree_positional_encoding import TreePositionalEncoding, branch_one_hots
 
 
@@ -39,12 +42,14 @@ def test_parameterized_form_weights_deeper_levels_less():
     encoding = TreePositionalEncoding(dim=16, degree=2, max_depth=4, parameterized=True)
     assert encoding.projection is None  # 2 copies of 2 x 4 entries fill d_model exactly
     x = branch_one_hots([(0, 0, 0, 0)], 2, 4)
-    out = encoding(x)[0].view(2, 4, 2)[:, :, 0]  # (copy, level) weights of branch 0
+    out = encoding.encode(x)[0].view(2, 4, 2)[:, :, 0]  # (copy, level) weights of branch 0
     p = torch.tanh(encoding.raw_p)
     expected = p[:, None] ** torch.arange(4.0) * torch.sqrt(1 - p[:, None] ** 2) * (16 / 2) ** 0.5
     assert torch.allclose(out, expected)
     assert (out[:, 1:] < out[:, :-1]).all()
-    assert TreePositionalEncoding(dim=10, degree=2, max_depth=4)(x).shape == (1, 10)  # projected
+    assert TreePositionalEncoding(dim=10, degree=2, max_depth=4).encode(x).shape == (1, 10)  # projected
+    embedded = torch.randn(1, 1, 16)
+    assert torch.equal(encoding(embedded, x[None]), embedded + encoding.encode(x[None]))  # forward adds the positions
 
 
 class ChainState(State):
@@ -82,8 +87,10 @@ def test_tree_positions_align_in_teacher_forcing_and_incremental_decoding():
     grammar = ChainGrammar()
     examples = [Example(["a", "b"], "x y z x"), Example(["b"], "y y x z")]
     vocab = Vocabulary({"tokens": Counter("ab"), "symbols": Counter("xyz")})
-    decoder = TransformerDecoder(16, 2, 2, 32, dropout=0.0, positional_encoding="tree", tree_degree=2, tree_max_depth=3)
-    model = EncoderDecoder(vocab, grammar, TransformerEncoder(16, 1, 2, 32, dropout=0.0), decoder).eval()
+    tree = Lazy(PositionalEncoding, {"type": "tree", "degree": 2, "max_depth": 3})
+    decoder = TransformerDecoder(16, TransformerSettings(num_layers=2, num_heads=2, ff_dim=32, dropout=0.0), tree)
+    encoder = TransformerEncoder(16, TransformerSettings(num_layers=1, num_heads=2, ff_dim=32, dropout=0.0))
+    model = EncoderDecoder(vocab, grammar, encoder, decoder).eval()
     batch = model.collate([model.index(example) for example in examples])
     assert batch["features"][0][2]["path"] == (0, 1)
     memory, mask = model.encode(batch["source"], batch)

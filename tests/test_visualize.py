@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from tests.conftest import data_root, run, train_archive
 from toolkit.data.example import Example
 from toolkit.modules.attention import MultiHeadAttention, attention_probabilities
+from toolkit.modules.transformer_settings import TransformerSettings
 
 pytest.importorskip("matplotlib")
 
@@ -70,7 +71,7 @@ def test_recording_changes_no_output_and_leaves_nothing_behind():
     from toolkit.visualization.recording import record_attention
 
     torch.manual_seed(0)
-    encoder = TransformerEncoder(16, num_layers=2, num_heads=4, ff_dim=32).eval()
+    encoder = TransformerEncoder(16, layers=TransformerSettings(num_layers=2, num_heads=4, ff_dim=32)).eval()
     x, mask = torch.randn(2, 6, 16), torch.tensor([[True] * 6, [True] * 4 + [False] * 2])
     before = encoder(x, mask)
     with record_attention(encoder) as maps:
@@ -100,11 +101,13 @@ def test_phrase_heads_are_named_after_their_n_and_hypernodes_after_their_phrase(
     from toolkit.visualization.trace import Trace, first_calls
 
     tokens = ["the", "dog", "barks", "loudly", "."]
-    phrase = PhraseTransformerEncoder(16, gram_sizes=[0, 2, 3, 0], phrase_layers=[2], num_layers=2, ff_dim=32).eval()
+    phrase = PhraseTransformerEncoder(16, gram_sizes=[0, 2, 3, 0], phrase_layers=[2], layers=TransformerSettings(num_layers=2, ff_dim=32)).eval()
     assert encoder_head_names(phrase, 0, 4) == ["head 0", "head 1", "head 2", "head 3"]  # layer 1 has no phrase heads
     assert encoder_head_names(phrase, 1, 4) == ["head 0 (word)", "head 1 (2-gram)", "head 2 (3-gram)", "head 3 (word)"]
 
-    hypernode = HypernodeTransformerEncoder(16, PhraseGenerator.by_name("ngram")(max_n=2), num_layers=1, num_heads=2, ff_dim=32).eval()
+    hypernode = HypernodeTransformerEncoder(
+        16, PhraseGenerator.by_name("ngram")(max_n=2), layers=TransformerSettings(num_layers=1, num_heads=2, ff_dim=32)
+    ).eval()
     labels = encoder_node_labels(hypernode, tokens)
     assert labels == tokens + ["[the dog]", "[dog barks]", "[barks loudly]", "[loudly .]"]
     with record_attention(hypernode) as maps:
@@ -210,8 +213,8 @@ def semantic_archive(tmp_path_factory) -> Path:
                 "grammar": {"type": "bracketed", "max_length": 40},
                 "model": {
                     "type": "encoder_decoder",
-                    "encoder": {"type": "phrase_transformer", "input_dim": 32, "gram_sizes": [0, 2], "num_layers": 1, "ff_dim": 64},
-                    "decoder": {"type": "transformer", "input_dim": 32, "num_layers": 1, "num_heads": 2, "ff_dim": 64},
+                    "encoder": {"type": "phrase_transformer", "input_dim": 32, "gram_sizes": [0, 2], "layers": {"num_layers": 1, "ff_dim": 64}},
+                    "decoder": {"type": "transformer", "input_dim": 32, "layers": {"num_layers": 1, "num_heads": 2, "ff_dim": 64}},
                 },
                 "trainer": {
                     "optimizer": {"type": "adam", "lr": 3e-3},
@@ -352,9 +355,7 @@ def test_visualize_a_hypernode_tagger_skips_what_it_has_not(ewt, monkeypatch, ca
                     "encoder": {
                         "type": "hypernode_transformer",
                         "input_dim": 32,
-                        "num_layers": 1,
-                        "num_heads": 2,
-                        "ff_dim": 64,
+                        "layers": {"num_layers": 1, "num_heads": 2, "ff_dim": 64},
                         "phrases": {"type": "ngram", "max_n": 2},
                     },
                 },

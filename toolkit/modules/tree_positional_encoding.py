@@ -16,6 +16,9 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from toolkit.from_params import PositiveInt
+from toolkit.modules.positional_encoding import PositionalEncoding
+
 
 def branch_one_hots(paths: Sequence[Sequence[int]], degree: int, max_depth: int) -> torch.Tensor:
     """(N, degree * max_depth) float one-hots of *paths* (root-first branch indices), newest branch first."""
@@ -31,10 +34,18 @@ def branch_one_hots(paths: Sequence[Sequence[int]], degree: int, max_depth: int)
     return out
 
 
-class TreePositionalEncoding(nn.Module):
-    """Maps branch one-hots (..., n·k) to (..., d_model) position vectors."""
+@PositionalEncoding.register("tree")
+class TreePositionalEncoding(PositionalEncoding):
+    """Tree positions of width *dim*: branch one-hots (..., n·k) mapped to (..., dim) vectors and added.
 
-    def __init__(self, dim: int, degree: int, max_depth: int = 32, parameterized: bool = True):
+    The owner gathers every symbol's branch path and turns it into one-hots with :meth:`one_hots`
+    or :meth:`batch_one_hots` (on the CPU, once per example or step), and passes them to
+    :meth:`forward`. Registered as ``"tree"``; it has no length limit.
+    """
+
+    reads_trees = True
+
+    def __init__(self, dim: int, degree: PositiveInt = 2, max_depth: PositiveInt = 32, parameterized: bool = True):
         super().__init__()
         self.dim, self.degree, self.max_depth = dim, degree, max_depth
         self.width = degree * max_depth
@@ -50,10 +61,22 @@ class TreePositionalEncoding(nn.Module):
         """(N, n·k) branch one-hots of *paths* for this encoding's degree and depth."""
         return branch_one_hots(paths, self.degree, self.max_depth)
 
-    def forward(self, one_hots: torch.Tensor) -> torch.Tensor:
+    def batch_one_hots(self, sequences: Sequence[Sequence[Sequence[int]]], length: int) -> torch.Tensor:
+        """(B, length, n·k) one-hots of each sequence's paths; padding sits at the root (zero), and is masked anyway."""
+        padded = [path for paths in sequences for path in list(paths) + [()] * (length - len(paths))]
+        return self.one_hots(padded).view(len(sequences), length, self.width)
+
+    def encode(self, one_hots: torch.Tensor) -> torch.Tensor:
+        """The (..., dim) position vectors of branch one-hots (..., n·k)."""
         x = one_hots
         if self.parameterized:
             p = torch.tanh(self.raw_p)  # (h,)
             weights = p[:, None] ** self.levels[None, :] * torch.sqrt(1 - p[:, None] ** 2)  # (h, n·k)
             x = (one_hots.unsqueeze(-2) * weights * (self.dim / 2) ** 0.5).flatten(-2)  # (..., h·n·k)
         return self.projection(x) if self.projection is not None else x
+
+    def forward(self, x: torch.Tensor, paths: torch.Tensor | None = None, *, offset: int = 0) -> torch.Tensor:
+        """*x* (B, T, D) plus the positions of *paths* (B, T, n·k); *offset* means nothing in a tree."""
+        if paths is None:
+            raise ValueError("tree positions need every symbol's branch path: use a tree reader such as 'tree_pairs', or a tree grammar")
+        return x + self.encode(paths).to(x.dtype)

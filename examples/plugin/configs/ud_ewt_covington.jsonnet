@@ -13,7 +13,7 @@ local steps = 4096;
 base {
   grammar: { type: 'covington' },
   model+: {
-    decoder+: { max_length: steps },
+    decoder+: { positional_encoding: { type: 'sinusoidal', max_length: steps } },
     search+: { max_steps: steps },
   },
   trainer+: { validation_search+: { max_steps: steps } },

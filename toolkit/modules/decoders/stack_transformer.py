@@ -39,11 +39,12 @@ import torch
 from torch import nn
 
 from toolkit.errors import ConfigurationError
-from toolkit.from_params import PositiveInt, Probability
+from toolkit.from_params import Lazy, PositiveInt
 from toolkit.modules.attention import padding_mask
 from toolkit.modules.decoders.decoder import Decoder, DecoderCache, SelfAttentionCache
 from toolkit.modules.decoders.transformer import TransformerDecoderLayer
-from toolkit.modules.positional_encoding import SinusoidalPositionalEncoding
+from toolkit.modules.positional_encoding import PositionalEncoding
+from toolkit.modules.transformer_settings import DEFAULT_SETTINGS, TransformerSettings
 
 FREE, STACK, BUFFER = 0, 1, 2
 KINDS = ("stack", "buffer")
@@ -120,8 +121,9 @@ class StackTransformerDecoderLayer(TransformerDecoderLayer):
     keys/values and, with *num_positions*, the position embeddings of its specialised heads.
     """
 
-    def __init__(self, dim, num_heads, ff_dim, dropout, attention_dropout, norm_first, head_kinds: list[int], num_positions: int):
-        super().__init__(dim, num_heads, ff_dim, dropout, attention_dropout, norm_first)
+    def __init__(self, dim: int, settings: TransformerSettings, head_kinds: list[int], num_positions: int):
+        super().__init__(dim, settings)
+        num_heads = settings.num_heads
         head_dim = dim // num_heads
         self.scale = head_dim**-0.5
         self.null_key_value = nn.Parameter(torch.randn(2, num_heads, head_dim) * head_dim**-0.5)
@@ -156,8 +158,9 @@ class StackTransformerDecoder(Decoder):
     """A Transformer decoder over parser actions with stack and buffer attention heads (see the module docstring).
 
     Args:
-        input_dim, num_layers, num_heads, ff_dim, dropout, attention_dropout, norm_first, max_length:
-            as for the ``transformer`` decoder (sinusoidal positions over the action sequence).
+        input_dim, layers: as for the ``transformer`` decoder.
+        positional_encoding: positions over the action sequence (default sinusoidal); a tree
+            encoding has no tree to read here and is refused.
         stack_heads: the cross-attention heads that see only the stack (default ``[0]``).
         buffer_heads: the heads that see only the buffer (default ``[1]``). Either may be empty;
             with both empty the decoder is the plain Transformer (and reads no features).
@@ -174,13 +177,8 @@ class StackTransformerDecoder(Decoder):
     def __init__(
         self,
         input_dim: PositiveInt,
-        num_layers: PositiveInt = 3,
-        num_heads: PositiveInt = 4,
-        ff_dim: PositiveInt = 1024,
-        dropout: Probability = 0.1,
-        attention_dropout: Probability = 0.0,
-        norm_first: bool = True,
-        max_length: PositiveInt = 1024,
+        layers: TransformerSettings = DEFAULT_SETTINGS,
+        positional_encoding: Lazy[PositionalEncoding] = Lazy(PositionalEncoding),
         stack_heads: list[int] = (0,),  # type: ignore[assignment]
         buffer_heads: list[int] = (1,),  # type: ignore[assignment]
         masked_layers: list[int] | None = None,
@@ -188,19 +186,18 @@ class StackTransformerDecoder(Decoder):
         max_position: PositiveInt = 32,
     ):
         super().__init__()
+        num_heads, num_layers = layers.num_heads, layers.num_layers
         stack_heads, buffer_heads = list(stack_heads), list(buffer_heads)
         for key, heads in (("stack_heads", stack_heads), ("buffer_heads", buffer_heads)):
             if bad := [head for head in heads if not 0 <= head < num_heads]:
-                raise ConfigurationError(f"model.decoder.{key}: heads {bad} do not exist (num_heads is {num_heads}, heads count from 0)")
+                raise ConfigurationError(f"heads {bad} do not exist (layers.num_heads is {num_heads}, heads count from 0)", key=key)
             if len(set(heads)) != len(heads):
-                raise ConfigurationError(f"model.decoder.{key} lists a head twice: {heads}")
+                raise ConfigurationError(f"lists a head twice: {heads}", key=key)
         if both := sorted(set(stack_heads) & set(buffer_heads)):
-            raise ConfigurationError(f"model.decoder: heads {both} are in both stack_heads and buffer_heads")
+            raise ConfigurationError(f"heads {both} are in both stack_heads and buffer_heads", key="buffer_heads")
         masked = list(range(num_layers)) if masked_layers is None else list(masked_layers)
         if bad := [layer for layer in masked if not 0 <= layer < num_layers]:
-            raise ConfigurationError(f"model.decoder.masked_layers: layers {bad} do not exist (num_layers is {num_layers}, layers count from 0)")
-        if max_position < 1:
-            raise ConfigurationError(f"model.decoder.max_position must be >= 1, got {max_position}")
+            raise ConfigurationError(f"layers {bad} do not exist (layers.num_layers is {num_layers}, layers count from 0)", key="masked_layers")
 
         head_kinds = [FREE] * num_heads
         for head in stack_heads:
@@ -211,17 +208,17 @@ class StackTransformerDecoder(Decoder):
         self.uses_features = bool(masked) and any(head_kinds)
         self.guided_layers = [self.uses_features and layer in masked for layer in range(num_layers)]
         self.register_buffer("head_kinds", torch.tensor(head_kinds, dtype=torch.long), persistent=False)
-        self.positions = SinusoidalPositionalEncoding(input_dim, max_length)
-        self.max_length = max_length
-        self.dropout = nn.Dropout(dropout)
+        self.positions: PositionalEncoding = positional_encoding.construct(dim=input_dim)
+        if self.positions.reads_trees:
+            raise ConfigurationError("a tree encoding has no tree to read in a parser's action sequence: use 'sinusoidal'", key="positional_encoding.type")
+        self.max_length = self.positions.max_length
+        self.dropout = nn.Dropout(layers.dropout)
         num_positions = max_position if position_embeddings else 0
         self.layers = nn.ModuleList(
-            StackTransformerDecoderLayer(input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first, head_kinds, num_positions)
-            if guided
-            else TransformerDecoderLayer(input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first)
+            StackTransformerDecoderLayer(input_dim, layers, head_kinds, num_positions) if guided else TransformerDecoderLayer(input_dim, layers)
             for guided in self.guided_layers
         )
-        self.final_norm = nn.LayerNorm(input_dim) if norm_first else nn.Identity()
+        self.final_norm = nn.LayerNorm(input_dim) if layers.norm_first else nn.Identity()
 
     # ------------------------------------------------------------ features
 
@@ -272,6 +269,6 @@ class StackTransformerDecoder(Decoder):
         return DecoderCache(memory_mask, self.memory_keys_values(memory), SelfAttentionCache(len(self.layers)))
 
     def step(self, embedded, cache, features=None):
-        x = self.dropout(self.positions(embedded, cache.step))
+        x = self.dropout(self.positions(embedded, offset=cache.step))
         x = self.run_layers(x, cache.memory_keys_values, cache.memory_mask, features, cache.self_attention)
         return x, cache.advanced(x.size(1))

@@ -3,24 +3,26 @@
 import torch
 from torch import nn
 
-from toolkit.errors import ConfigurationError
-from toolkit.from_params import PositiveInt, Probability
+from toolkit.from_params import Lazy, PositiveInt
+from toolkit.modules import tree_positional_encoding  # noqa: F401 - registers the "tree" positional encoding
 from toolkit.modules.attention import MultiHeadAttention, padding_mask
 from toolkit.modules.decoders.decoder import Decoder, DecoderCache, SelfAttentionCache
 from toolkit.modules.feedforward import FeedForward
-from toolkit.modules.positional_encoding import SinusoidalPositionalEncoding
-from toolkit.modules.tree_positional_encoding import TreePositionalEncoding
+from toolkit.modules.positional_encoding import PositionalEncoding
+from toolkit.modules.transformer_settings import DEFAULT_SETTINGS, TransformerSettings
 
 
 class TransformerDecoderLayer(nn.Module):
-    def __init__(self, dim: int, num_heads: int, ff_dim: int, dropout: float, attention_dropout: float, norm_first: bool):
+    """Causal self-attention, cross-attention and feed-forward, each a residual sub-layer normalised as *settings* say."""
+
+    def __init__(self, dim: int, settings: TransformerSettings):
         super().__init__()
-        self.self_attention = MultiHeadAttention(dim, num_heads, attention_dropout)
-        self.cross_attention = MultiHeadAttention(dim, num_heads, attention_dropout)
-        self.feedforward = FeedForward(dim, ff_dim, dropout)
+        self.self_attention = MultiHeadAttention(dim, settings.num_heads, settings.attention_dropout)
+        self.cross_attention = MultiHeadAttention(dim, settings.num_heads, settings.attention_dropout)
+        self.feedforward = FeedForward(dim, settings.ff_dim, settings.dropout)
         self.norms = nn.ModuleList(nn.LayerNorm(dim) for _ in range(3))
-        self.dropout = nn.Dropout(dropout)
-        self.norm_first = norm_first
+        self.dropout = nn.Dropout(settings.dropout)
+        self.norm_first = settings.norm_first
 
     def sublayer(self, i: int, x: torch.Tensor, fn) -> torch.Tensor:
         """Residual connection around *fn* with pre- or post-LayerNorm."""
@@ -58,60 +60,45 @@ class TransformerDecoderLayer(nn.Module):
 class TransformerDecoder(Decoder):
     """A stack of causal self-attention, cross-attention and feed-forward layers.
 
-    *positional_encoding* is ``"sinusoidal"`` (sequence positions) or ``"tree"``: each input
-    symbol carries the tree position of the node it belongs to, read from the grammar state's
-    ``features()["path"]`` (the start symbol carries the root's zero vector), encoded as in
-    Shiv & Quirk (2019) with *tree_degree*, *tree_max_depth* and *tree_parameterized*.
+    # Parameters
+    input_dim : the model width.
+    layers : the layer stack's settings (:class:`TransformerSettings`).
+    positional_encoding : a registered :class:`PositionalEncoding`, built with the model width:
+        sinusoidal sequence positions by default, or ``{"type": "tree", ...}``: each input symbol
+        then carries the tree position of the node it belongs to, read from the grammar state's
+        ``features()["path"]`` (the start symbol carries the root's zero vector), encoded as in
+        Shiv & Quirk (2019).
     """
 
     def __init__(
         self,
         input_dim: PositiveInt,
-        num_layers: PositiveInt = 3,
-        num_heads: PositiveInt = 4,
-        ff_dim: PositiveInt = 1024,
-        dropout: Probability = 0.1,
-        attention_dropout: Probability = 0.0,
-        norm_first: bool = True,
-        max_length: PositiveInt = 1024,
-        positional_encoding: str = "sinusoidal",
-        tree_degree: int = 2,
-        tree_max_depth: int = 32,
-        tree_parameterized: bool = True,
+        layers: TransformerSettings = DEFAULT_SETTINGS,
+        positional_encoding: Lazy[PositionalEncoding] = Lazy(PositionalEncoding),
     ):
         super().__init__()
-        if positional_encoding not in ("sinusoidal", "tree"):
-            raise ConfigurationError(f"decoder.positional_encoding must be 'sinusoidal' or 'tree', got {positional_encoding!r}")
         self.input_dim = input_dim
-        self.uses_features = positional_encoding == "tree"
-        if self.uses_features:
-            self.tree_positions = TreePositionalEncoding(input_dim, tree_degree, tree_max_depth, tree_parameterized)
-        else:
-            self.positions = SinusoidalPositionalEncoding(input_dim, max_length)
-            self.max_length = max_length
-        self.dropout = nn.Dropout(dropout)
-        self.layers = nn.ModuleList(TransformerDecoderLayer(input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first) for _ in range(num_layers))
-        self.final_norm = nn.LayerNorm(input_dim) if norm_first else nn.Identity()
-
-    def one_hots(self, paths, device) -> torch.Tensor:
-        return self.tree_positions.one_hots(paths).to(device)
+        self.positions: PositionalEncoding = positional_encoding.construct(dim=input_dim)
+        self.max_length, self.uses_features = self.positions.max_length, self.positions.reads_trees
+        self.dropout = nn.Dropout(layers.dropout)
+        self.layers = nn.ModuleList(TransformerDecoderLayer(input_dim, layers) for _ in range(layers.num_layers))
+        self.final_norm = nn.LayerNorm(input_dim) if layers.norm_first else nn.Identity()
 
     def batch_features(self, features, device):
         """(B, T, n·k) one-hots: input t is the symbol of node t - 1, so it carries that node's path."""
         length = max(map(len, features))
-        paths = [[()] + [step["path"] for step in steps[:-1]] + [()] * (length - len(steps)) for steps in features]
-        return self.one_hots([path for example in paths for path in example], device).view(len(features), length, -1)
+        paths = [[()] + [step["path"] for step in steps[:-1]] for steps in features]
+        return self.positions.batch_one_hots(paths, length).to(device)
 
     def step_features(self, features, device):
-        return self.one_hots([step["path"] for step in features], device)  # (N, n·k): the nodes about to be predicted
+        return self.positions.one_hots([step["path"] for step in features]).to(device)  # (N, n·k): the nodes about to be predicted
 
-    def add_positions(self, embedded: torch.Tensor, one_hots: torch.Tensor | None, offset: int = 0) -> torch.Tensor:
-        if self.uses_features:
-            return embedded + self.tree_positions(one_hots).to(embedded.dtype)
-        return self.positions(embedded, offset)
+    def embed_positions(self, embedded: torch.Tensor, one_hots: torch.Tensor | None, offset: int = 0) -> torch.Tensor:
+        """The embedded symbols with their positions added (tree one-hots, or sequence positions from *offset*), and dropout."""
+        return self.dropout(self.positions(embedded, one_hots, offset=offset))
 
     def forward(self, embedded, memory, memory_mask, features=None):
-        x = self.dropout(self.add_positions(embedded, features))
+        x = self.embed_positions(embedded, features)
         mask = padding_mask(memory_mask)
         for layer in self.layers:
             x = layer(x, layer.cross_attention.project_keys_values(memory), mask)
@@ -120,7 +107,7 @@ class TransformerDecoder(Decoder):
     def start(self, memory, memory_mask):
         extra = {}
         if self.uses_features:  # the start symbol sits at the root: the zero position
-            extra["input_position"] = memory.new_zeros(memory.size(0), self.tree_positions.width)
+            extra["input_position"] = memory.new_zeros(memory.size(0), self.positions.width)
         return DecoderCache(
             memory_mask,
             [layer.cross_attention.project_keys_values(memory) for layer in self.layers],
@@ -130,7 +117,7 @@ class TransformerDecoder(Decoder):
 
     def step(self, embedded, cache, features=None):
         position = cache.extra.get("input_position")
-        x = self.dropout(self.add_positions(embedded, None if position is None else position[:, None], offset=cache.step))
+        x = self.embed_positions(embedded, None if position is None else position[:, None], offset=cache.step)
         mask = padding_mask(cache.memory_mask)
         for i, (layer, memory_kv) in enumerate(zip(self.layers, cache.memory_keys_values)):
             x = layer(x, memory_kv, mask, cache.self_attention, i)

@@ -27,10 +27,12 @@ import torch
 from torch import nn
 
 from toolkit.errors import ConfigurationError
-from toolkit.from_params import PositiveInt, Probability
+from toolkit.from_params import Lazy, PositiveInt
 from toolkit.modules.attention import MultiHeadAttention, padding_mask
 from toolkit.modules.encoders.encoder import Seq2SeqEncoder
 from toolkit.modules.encoders.transformer import TransformerEncoder, TransformerEncoderLayer
+from toolkit.modules.positional_encoding import PositionalEncoding
+from toolkit.modules.transformer_settings import DEFAULT_SETTINGS, TransformerSettings
 from toolkit.phrases import PhraseGenerator, hypernode_membership, node_adjacency, pad_memberships
 
 
@@ -41,11 +43,11 @@ class HypernodeEncoderLayer(TransformerEncoderLayer):
     :class:`TransformerEncoderLayer`, so a plain encoder's weights load into it.
     """
 
-    def __init__(self, dim: int, num_heads: int, ff_dim: int, dropout: float, attention_dropout: float, norm_first: bool, phase_two: bool, linear: bool):
-        super().__init__(dim, num_heads, ff_dim, dropout, attention_dropout, norm_first)
+    def __init__(self, dim: int, settings: TransformerSettings, phase_two: bool, linear: bool):
+        super().__init__(dim, settings)
         self.phase_two, self.linear = phase_two, linear
         if phase_two:
-            self.phrase_attention = MultiHeadAttention(dim, num_heads, attention_dropout)
+            self.phrase_attention = MultiHeadAttention(dim, settings.num_heads, settings.attention_dropout)
             self.norm_phrase = nn.LayerNorm(dim)
 
     def phrase_sublayer(self, x: torch.Tensor, adjacency: torch.Tensor) -> torch.Tensor:
@@ -79,8 +81,8 @@ class HypernodeTransformerEncoder(TransformerEncoder):
         it off, leaving hypernodes that take part in phase 1 only.
     linear : phase 2 without the sigmoid on its output (the "linear" variant).
 
-    The other parameters are :class:`TransformerEncoder`'s (sinusoidal positions for the words;
-    hypernodes have no position).
+    The other parameters are :class:`TransformerEncoder`'s. The positional encoding places the
+    words only (a tree's reads their ``token_paths``); hypernodes have no position.
     """
 
     def __init__(
@@ -89,24 +91,19 @@ class HypernodeTransformerEncoder(TransformerEncoder):
         phrases: PhraseGenerator,
         phase_two_layers: list[int] | None = None,
         linear: bool = False,
-        num_layers: PositiveInt = 3,
-        num_heads: PositiveInt = 4,
-        ff_dim: PositiveInt = 1024,
-        dropout: Probability = 0.1,
-        attention_dropout: Probability = 0.0,
-        norm_first: bool = True,
-        max_length: PositiveInt = 1024,
+        layers: TransformerSettings = DEFAULT_SETTINGS,
+        positional_encoding: Lazy[PositionalEncoding] = Lazy(PositionalEncoding),
     ):
-        phase_two_layers = list(range(1, num_layers + 1)) if phase_two_layers is None else phase_two_layers
-        if any(not 1 <= number <= num_layers for number in phase_two_layers):
-            raise ConfigurationError(f"encoder.phase_two_layers are layer numbers from 1 to num_layers ({num_layers}), got {phase_two_layers}")
-        super().__init__(input_dim, num_layers, num_heads, ff_dim, dropout, attention_dropout, norm_first, max_length)
-        self.phrases, self.linear = phrases, linear
-        self.phase_two_layers = sorted(set(phase_two_layers))
-        self.layers = nn.ModuleList(
-            HypernodeEncoderLayer(input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first, number in self.phase_two_layers, linear)
-            for number in range(1, num_layers + 1)
-        )
+        numbers = range(1, layers.num_layers + 1)
+        phase_two_layers = list(numbers) if phase_two_layers is None else phase_two_layers
+        if any(number not in numbers for number in phase_two_layers):
+            raise ConfigurationError(f"are layer numbers from 1 to layers.num_layers ({layers.num_layers}), got {phase_two_layers}", key="phase_two_layers")
+        self.phase_two_layers, self.linear = sorted(set(phase_two_layers)), linear  # read by build_layer, which the base calls
+        super().__init__(input_dim, layers, positional_encoding)
+        self.phrases = phrases
+
+    def build_layer(self, number: int) -> nn.Module:
+        return HypernodeEncoderLayer(self.input_dim, self.settings, number in self.phase_two_layers, self.linear)
 
     def hypernodes(self, tokens: Sequence[str]) -> torch.Tensor:
         """The (m, n) bool membership of one sentence's phrases: called once per example, when the model indexes it."""
@@ -117,30 +114,33 @@ class HypernodeTransformerEncoder(TransformerEncoder):
         return pad_memberships(hypernodes, num_words)
 
     def example_inputs(self, example):
-        return {"hypernodes": self.hypernodes(example.tokens)}
+        return {**super().example_inputs(example), "hypernodes": self.hypernodes(example.tokens)}
 
     def batch_inputs(self, inputs, num_tokens):
-        return {"hypernodes": self.batch_hypernodes([item["hypernodes"] for item in inputs], num_tokens)}
+        return {**super().batch_inputs(inputs, num_tokens), "hypernodes": self.batch_hypernodes([item["hypernodes"] for item in inputs], num_tokens)}
 
-    def forward(self, embedded: torch.Tensor, mask: torch.Tensor, hypernodes: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, embedded: torch.Tensor, mask: torch.Tensor, hypernodes: torch.Tensor | None = None, token_paths: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """(B, N, D) word embeddings and (B, N) mask in, (B, N, D) word states out.
 
         *hypernodes* is the (B, M, N) membership from :meth:`batch_hypernodes`; without it the
-        generator builds it from the lengths (``ngram`` only).
+        generator builds it from the lengths (``ngram`` only). *token_paths* places the words of
+        a tree input, for a tree positional encoding.
         """
         batch, num_words, dim = embedded.shape
         if hypernodes is None:
             hypernodes = self.phrases.batch_membership(mask.sum(-1), num_words)
             if hypernodes is None:
                 raise ConfigurationError(
-                    f"encoder.phrases: '{type(self.phrases).__name__}' phrases are generated per example, "
+                    f"model.encoder.phrases: '{type(self.phrases).__name__}' phrases are generated per example, "
                     "so the encoder needs the hypernodes its example_inputs made"
                 )
         hypernodes = hypernodes.to(mask.device)
         if hypernodes.shape[0] != batch or hypernodes.shape[2] != num_words:
             raise ValueError(f"hypernode membership {tuple(hypernodes.shape)} does not fit a batch of {batch} x {num_words} words")
         adjacency, valid = node_adjacency(hypernodes, mask)
-        x = self.dropout(self.positions(embedded))
+        x = self.embed_positions(embedded, token_paths)
         x = torch.cat([x, x.new_zeros(batch, hypernodes.size(1), dim)], dim=1)  # hypernode states start at zero
         node_mask, phrase_mask = padding_mask(valid), adjacency[:, None]  # (B, 1, 1, K), (B, 1, K, K)
         for layer in self.layers:

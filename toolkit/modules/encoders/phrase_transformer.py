@@ -1,10 +1,14 @@
 """The PhraseTransformer encoder: a Transformer encoder whose chosen layers use phrase heads."""
 
+from dataclasses import replace
+
 from toolkit.errors import ConfigurationError
-from toolkit.from_params import PositiveInt, Probability
+from toolkit.from_params import Lazy, PositiveInt
 from toolkit.modules.encoders.encoder import Seq2SeqEncoder
 from toolkit.modules.encoders.transformer import TransformerEncoder
 from toolkit.modules.phrase_attention import Composition, PhraseMultiHeadAttention
+from toolkit.modules.positional_encoding import PositionalEncoding
+from toolkit.modules.transformer_settings import DEFAULT_SETTINGS, TransformerSettings
 
 
 @Seq2SeqEncoder.register("phrase_transformer")
@@ -19,8 +23,9 @@ class PhraseTransformerEncoder(TransformerEncoder):
     composition : ``"lstm"`` (n-gram BiLSTM, Eq. 7-12) or ``"sum"`` (Eq. 14-15).
     residual_gate : mix each phrase with its word through Eq. 13's sigmoid gate.
     phrase_dropout : dropout on the n-gram LSTM's inputs.
-
-    The other parameters are :class:`TransformerEncoder`'s.
+    layers : as for :class:`TransformerEncoder`, but its ``num_heads`` is ``len(gram_sizes)``;
+        left at its default, it is set so.
+    positional_encoding : as for :class:`TransformerEncoder`; a ``"tree"`` one reads tree inputs.
     """
 
     def __init__(
@@ -31,25 +36,26 @@ class PhraseTransformerEncoder(TransformerEncoder):
         composition: Composition = "lstm",
         residual_gate: bool = False,
         phrase_dropout: float = 0.0,
-        num_layers: PositiveInt = 3,
-        ff_dim: PositiveInt = 1024,
-        dropout: Probability = 0.1,
-        attention_dropout: Probability = 0.0,
-        norm_first: bool = True,
-        max_length: PositiveInt = 1024,
+        layers: TransformerSettings = DEFAULT_SETTINGS,
+        positional_encoding: Lazy[PositionalEncoding] = Lazy(PositionalEncoding),
     ):
         if not gram_sizes or any(n < 0 for n in gram_sizes):
-            raise ConfigurationError(f"encoder.gram_sizes must be a non-empty list of sizes >= 0 (0: a word head), got {gram_sizes}")
+            raise ConfigurationError(f"must be a non-empty list of sizes >= 0 (0: a word head), got {gram_sizes}", key="gram_sizes")
+        if layers.num_heads not in (len(gram_sizes), DEFAULT_SETTINGS.num_heads):
+            raise ConfigurationError(
+                f"must be len(gram_sizes) = {len(gram_sizes)}, one head per gram size (or left out), got {layers.num_heads}", key="layers.num_heads"
+            )
         if input_dim % len(gram_sizes):
-            raise ConfigurationError(f"encoder.input_dim ({input_dim}) must be divisible by the number of heads, len(gram_sizes) = {len(gram_sizes)}")
-        phrase_layers = list(range(1, num_layers + 1)) if phrase_layers is None else phrase_layers
-        if any(not 1 <= number <= num_layers for number in phrase_layers):
-            raise ConfigurationError(f"encoder.phrase_layers are layer numbers from 1 to num_layers ({num_layers}), got {phrase_layers}")
+            raise ConfigurationError(f"must be divisible by the number of heads, len(gram_sizes) = {len(gram_sizes)}, got {input_dim}", key="input_dim")
+        numbers = range(1, layers.num_layers + 1)
+        phrase_layers = list(numbers) if phrase_layers is None else phrase_layers
+        if any(number not in numbers for number in phrase_layers):
+            raise ConfigurationError(f"are layer numbers from 1 to layers.num_layers ({layers.num_layers}), got {phrase_layers}", key="phrase_layers")
         if composition not in ("lstm", "sum"):
-            raise ConfigurationError(f"encoder.composition must be 'lstm' or 'sum', got {composition!r}")
-        super().__init__(input_dim, num_layers, len(gram_sizes), ff_dim, dropout, attention_dropout, norm_first, max_length)
+            raise ConfigurationError(f"must be 'lstm' or 'sum', got {composition!r}", key="composition")
+        super().__init__(input_dim, replace(layers, num_heads=len(gram_sizes)), positional_encoding)
         self.gram_sizes, self.phrase_layers = list(gram_sizes), sorted(set(phrase_layers))
         for number in self.phrase_layers:
             self.layers[number - 1].attention = PhraseMultiHeadAttention(
-                input_dim, self.gram_sizes, composition, residual_gate, attention_dropout, phrase_dropout
+                input_dim, self.gram_sizes, composition, residual_gate, layers.attention_dropout, phrase_dropout
             )

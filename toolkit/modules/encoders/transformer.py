@@ -4,22 +4,25 @@ import torch
 from torch import nn
 
 from toolkit.errors import ConfigurationError
-from toolkit.from_params import PositiveInt, Probability
+from toolkit.from_params import Lazy, PositiveInt
+from toolkit.modules import tree_positional_encoding  # noqa: F401 - registers the "tree" positional encoding
 from toolkit.modules.attention import MultiHeadAttention, padding_mask
 from toolkit.modules.encoders.encoder import Seq2SeqEncoder
 from toolkit.modules.feedforward import FeedForward
-from toolkit.modules.positional_encoding import SinusoidalPositionalEncoding
-from toolkit.modules.tree_positional_encoding import TreePositionalEncoding
+from toolkit.modules.positional_encoding import PositionalEncoding
+from toolkit.modules.transformer_settings import DEFAULT_SETTINGS, TransformerSettings
 
 
 class TransformerEncoderLayer(nn.Module):
-    def __init__(self, dim: int, num_heads: int, ff_dim: int, dropout: float, attention_dropout: float, norm_first: bool):
+    """Self-attention then feed-forward, each a residual sub-layer normalised as *settings* say."""
+
+    def __init__(self, dim: int, settings: TransformerSettings):
         super().__init__()
-        self.attention = MultiHeadAttention(dim, num_heads, attention_dropout)
-        self.feedforward = FeedForward(dim, ff_dim, dropout)
+        self.attention = MultiHeadAttention(dim, settings.num_heads, settings.attention_dropout)
+        self.feedforward = FeedForward(dim, settings.ff_dim, settings.dropout)
         self.norm_attention, self.norm_feedforward = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.dropout = nn.Dropout(dropout)
-        self.norm_first = norm_first
+        self.dropout = nn.Dropout(settings.dropout)
+        self.norm_first = settings.norm_first
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         if self.norm_first:
@@ -34,41 +37,37 @@ class TransformerEncoderLayer(nn.Module):
 class TransformerEncoder(Seq2SeqEncoder):
     """A stack of self-attention layers over positioned embeddings.
 
-    *norm_first* selects pre-norm layers (with a final LayerNorm), which train stably without a
-    long warmup; ``false`` gives the original post-norm Transformer. *positional_encoding* is
-    ``"sinusoidal"`` for sentences, or ``"tree"`` for tree inputs (tree-to-tree, Shiv & Quirk, 2019):
-    each token then carries its node's branch path (``Example.token_paths``, set by the
-    ``tree_pairs`` reader), encoded with *tree_degree*, *tree_max_depth* and *tree_parameterized*.
+    # Parameters
+    input_dim : the model width (the embeddings' and the states').
+    layers : the layer stack's settings (:class:`TransformerSettings`): ``num_layers``,
+        ``num_heads``, ``ff_dim``, ``dropout``, ``attention_dropout``, ``norm_first``.
+    positional_encoding : a registered :class:`PositionalEncoding`, built with the model width:
+        ``{"type": "sinusoidal", "max_length": 1024}`` (the default) for sentences, or
+        ``{"type": "tree", "degree": 2}`` for tree inputs (tree-to-tree, Shiv & Quirk, 2019): each
+        token then carries its node's branch path (``Example.token_paths``, set by the
+        ``tree_pairs`` reader).
+
+    Subclasses change a layer through :meth:`build_layer` and read more of an example by
+    extending :meth:`example_inputs` and :meth:`batch_inputs`.
     """
 
     def __init__(
         self,
         input_dim: PositiveInt,
-        num_layers: PositiveInt = 3,
-        num_heads: PositiveInt = 4,
-        ff_dim: PositiveInt = 1024,
-        dropout: Probability = 0.1,
-        attention_dropout: Probability = 0.0,
-        norm_first: bool = True,
-        max_length: PositiveInt = 1024,
-        positional_encoding: str = "sinusoidal",
-        tree_degree: int = 2,
-        tree_max_depth: int = 32,
-        tree_parameterized: bool = True,
+        layers: TransformerSettings = DEFAULT_SETTINGS,
+        positional_encoding: Lazy[PositionalEncoding] = Lazy(PositionalEncoding),
     ):
         super().__init__()
-        if positional_encoding not in ("sinusoidal", "tree"):
-            raise ConfigurationError(f"encoder.positional_encoding must be 'sinusoidal' or 'tree', got {positional_encoding!r}")
-        self.input_dim = input_dim
-        self.reads_trees = positional_encoding == "tree"
-        if self.reads_trees:
-            self.tree_positions = TreePositionalEncoding(input_dim, tree_degree, tree_max_depth, tree_parameterized)
-        else:
-            self.positions = SinusoidalPositionalEncoding(input_dim, max_length)
-            self.max_length = max_length
-        self.dropout = nn.Dropout(dropout)
-        self.layers = nn.ModuleList(TransformerEncoderLayer(input_dim, num_heads, ff_dim, dropout, attention_dropout, norm_first) for _ in range(num_layers))
-        self.final_norm = nn.LayerNorm(input_dim) if norm_first else nn.Identity()
+        self.input_dim, self.settings = input_dim, layers
+        self.positions: PositionalEncoding = positional_encoding.construct(dim=input_dim)
+        self.max_length, self.reads_trees = self.positions.max_length, self.positions.reads_trees
+        self.dropout = nn.Dropout(layers.dropout)
+        self.layers = nn.ModuleList(self.build_layer(number) for number in range(1, layers.num_layers + 1))
+        self.final_norm = nn.LayerNorm(input_dim) if layers.norm_first else nn.Identity()
+
+    def build_layer(self, number: int) -> nn.Module:
+        """Layer *number* (from 1) of the stack."""
+        return TransformerEncoderLayer(self.input_dim, self.settings)
 
     def example_inputs(self, example):
         """With tree positions, the branch path of every token (``Example.token_paths``)."""
@@ -76,25 +75,24 @@ class TransformerEncoder(Seq2SeqEncoder):
             return {}
         if example.token_paths is None:
             raise ConfigurationError(
-                "model.encoder reads tree inputs (positional_encoding 'tree'), but the examples are sentences: use a tree reader such as 'tree_pairs'"
+                "model.encoder reads tree inputs (a 'tree' positional_encoding), but the examples are sentences: use a tree reader such as 'tree_pairs'"
             )
         return {"token_paths": example.token_paths}
 
     def batch_inputs(self, inputs, num_tokens):
-        """``token_paths``: (B, S, n·k) branch one-hots; padding sits at the root (zero), and is masked anyway."""
+        """``token_paths``: (B, S, n·k) branch one-hots, when the positions are a tree's."""
         if not self.reads_trees:
             return {}
-        padded = [path for item in inputs for path in list(item["token_paths"]) + [()] * (num_tokens - len(item["token_paths"]))]
-        return {"token_paths": self.tree_positions.one_hots(padded).view(len(inputs), num_tokens, -1)}
+        return {"token_paths": self.positions.batch_one_hots([item["token_paths"] for item in inputs], num_tokens)}
+
+    def embed_positions(self, embedded: torch.Tensor, token_paths: torch.Tensor | None) -> torch.Tensor:
+        """The embeddings with their positions added, and dropout."""
+        if self.reads_trees and token_paths is None:
+            raise ConfigurationError("model.encoder has a 'tree' positional_encoding, which needs tree inputs: use a tree reader such as 'tree_pairs'")
+        return self.dropout(self.positions(embedded, token_paths))
 
     def forward(self, embedded: torch.Tensor, mask: torch.Tensor, token_paths: torch.Tensor | None = None) -> torch.Tensor:
-        if not self.reads_trees:
-            x = self.positions(embedded)
-        elif token_paths is None:
-            raise ConfigurationError("encoder.positional_encoding 'tree' needs tree inputs: use a tree reader such as 'tree_pairs'")
-        else:
-            x = embedded + self.tree_positions(token_paths).to(embedded.dtype)
-        x = self.dropout(x)
+        x = self.embed_positions(embedded, token_paths)
         attention_mask = padding_mask(mask)  # (B, 1, 1, S)
         for layer in self.layers:
             x = layer(x, attention_mask)
