@@ -37,14 +37,14 @@ def test_peak_is_positive_finite_and_cached(monkeypatch):
 
 
 def test_a_share_above_one_is_measured_again_and_never_reported(monkeypatch):
-    from toolkit.training.trainer import GradientDescentTrainer
+    from toolkit.training.callbacks import ModelFlopsUtilization
 
-    trainer = GradientDescentTrainer(device="cpu")
+    callback = ModelFlopsUtilization()  # fp32 on the CPU until on_start reads the trainer's device and precision
     monkeypatch.setattr(flops, "_PEAKS", {})
     peaks = iter([1e9, 4e9])  # the machine was busy at the first measurement, quiet at the second
     monkeypatch.setattr(flops, "_measure", lambda *args: next(peaks))
     # 6 * 1e6 parameters * 300 tokens/s = 1.8e9 FLOP/s: 1.8 of the first peak, so measured again: 0.45 of the second
-    assert trainer.utilization(1_000_000, 300.0, world_size=1) == 0.45
+    assert callback.utilization(1_000_000, 300.0, world_size=1) == 0.45
     monkeypatch.setattr(flops, "_measure", lambda *args: 1e9)  # measured again, never faster: the higher figure stays
-    assert trainer.utilization(1_000_000, 1_000.0, world_size=1) is None  # 6e9 against 4e9: no honest share
-    assert trainer.utilization(1_000_000, 500.0, world_size=1) == 0.75
+    assert callback.utilization(1_000_000, 1_000.0, world_size=1) is None  # 6e9 against 4e9: no honest share
+    assert callback.utilization(1_000_000, 500.0, world_size=1) == 0.75

@@ -44,7 +44,6 @@ from toolkit.modules.token_embedders import TokenEmbedder
 from toolkit.params import Params
 from toolkit.plugins import write_plugins
 from toolkit.registrable import record_built
-from toolkit.training.curves import plot_training_curves
 from toolkit.training.distributed import Distributed, close_distributed, init_distributed
 from toolkit.training.trainer import Trainer, seed_everything
 from toolkit.weights import load_weights
@@ -295,5 +294,4 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
         final.update({f"test_{name}": value for name, value in test_metrics.items()})
         logger.info("test: %s", json.dumps(test_metrics))
     write_atomically(directory / "metrics.json", json.dumps(final, indent=2))
-    plot_training_curves(history, directory)
     return write_archive(directory, model)

@@ -1,8 +1,9 @@
 """The training loop: token-budget batches, mixed precision, validation by decoding, checkpoints.
 
 One epoch = one pass over the training batches; after it the model decodes the validation set,
-the metrics decide early stopping and which checkpoints to keep, and everything ``--recover``
-needs is saved. At the end the best (or last) N checkpoints are averaged into the final weights.
+the metrics decide which checkpoints to keep, and everything ``--recover`` needs is saved. At the
+end the best (or last) N checkpoints are averaged into the final weights. The rest (MFU, early
+stopping, the time budget, TensorBoard, curves, a plugin's own) are callbacks (:mod:`toolkit.training.callbacks`).
 """
 
 import contextlib
@@ -25,37 +26,28 @@ from tqdm import tqdm
 from toolkit.data.batching import TokenBudgetBatchSampler
 from toolkit.data.example import Example
 from toolkit.decoding import Search
-from toolkit.device import PRECISION_DTYPES, autocast, resolve_device, resolve_precision
+from toolkit.device import autocast, resolve_device, resolve_precision
 from toolkit.errors import ConfigurationError, TrainingError
 from toolkit.evaluation import move_to_device, predict, score
-from toolkit.files import write_atomically
 from toolkit.from_params import Lazy, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
 from toolkit.registrable import Registrable
+from toolkit.training.callbacks import (
+    EarlyStopping,
+    LearningCurves,
+    ModelFlopsUtilization,
+    TensorBoardScalars,
+    TimeBudget,
+    TrainerCallback,
+)
 from toolkit.training.checkpointer import Checkpointer
-from toolkit.training.curves import TensorBoardLog
 from toolkit.training.distributed import Distributed
-from toolkit.training.flops import measure_peak_flops, model_flops_utilization
 from toolkit.training.optimizers import Optimizer, parameter_groups
 from toolkit.training.schedulers import LearningRateScheduler
-from toolkit.weights import load_weights
+from toolkit.training.state import TrainingRun, TrainingState, restore_checkpoint, save_checkpoint
 
 logger = logging.getLogger(__name__)
-
-
-def rng_state() -> dict[str, Any]:
-    state = {"torch": torch.get_rng_state(), "python": list(random.getstate()[1]), "python_pos": random.getstate()[2]}
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def set_rng_state(state: dict[str, Any]) -> None:
-    torch.set_rng_state(state["torch"])
-    random.setstate((3, tuple(state["python"]), state["python_pos"]))
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
 
 
 def seed_everything(seed: int) -> None:
@@ -100,6 +92,9 @@ class GradientDescentTrainer(Trainer):
     report_mfu : log each epoch's model FLOPs utilisation, ``6 x parameters x tokens/s`` over the
         device's matmul peak in the training precision (measured at the start, about a second, and
         once more if a share above 1 shows the machine was busy then; a share above 1 is never reported).
+    callbacks : further :class:`TrainerCallback` s (``[{"type": ...}]``), run after those the keys
+        above make (``mfu``, ``early_stopping``, ``time_budget``) and before ``tensorboard`` and
+        ``learning_curves``.
     """
 
     def __init__(
@@ -124,6 +119,7 @@ class GradientDescentTrainer(Trainer):
         num_workers: NonNegativeInt = 0,
         report_mfu: bool = True,
         max_skipped_steps: NonNegativeInt = 10,
+        callbacks: Sequence[TrainerCallback] = (),
     ):
         if validation_metric[:1] not in "+-" or len(validation_metric) < 2:
             raise ConfigurationError(f"trainer.validation_metric must start with '+' or '-', got {validation_metric!r}")
@@ -144,8 +140,15 @@ class GradientDescentTrainer(Trainer):
         if num_workers < 0:
             raise ConfigurationError(f"trainer.num_workers must be >= 0, got {num_workers}")
         self.progress_bar, self.num_workers, self.report_mfu = progress_bar, num_workers, report_mfu
-        self.max_skipped_steps, self.skipped_steps = max_skipped_steps, 0
-        self.peak_measured_again = False
+        self.max_skipped_steps = max_skipped_steps
+        self.callbacks: list[TrainerCallback] = [
+            *([ModelFlopsUtilization()] if report_mfu else []),
+            *([EarlyStopping(patience)] if patience is not None else []),
+            *([TimeBudget(max_minutes)] if max_minutes is not None else []),
+            *callbacks,
+            TensorBoardScalars(),
+            LearningCurves(),
+        ]
 
     def train(
         self,
@@ -167,130 +170,119 @@ class GradientDescentTrainer(Trainer):
         """
         if validation_examples:
             self.check_validation_metric(metrics)
+        run = self.start_run(model, train_data, validation_examples or [], metrics, Path(serialization_dir), seed, distributed)
+        if recover and restore_checkpoint(run):
+            logger.info("recovered from epoch %d", run.state.epoch)
+            preprocessing_seconds = 0.0
+        for callback in run.callbacks:
+            callback.on_start(self, run)
+        for epoch in range(run.state.epoch + 1, self.num_epochs):
+            if run.state.stop_reason is not None:
+                logger.info("%s", run.state.stop_reason)
+                break
+            results = self.run_epoch(run, epoch, preprocessing_seconds)
+            preprocessing_seconds = 0.0
+            self.select_checkpoints(run.state, epoch, results, has_validation=bool(run.validation_data))
+            run.state.epoch = epoch
+            run.state.history.append(results)
+            for callback in run.callbacks:
+                callback.on_epoch(self, run, epoch, results)
+            logger.info("epoch %d: %s", epoch, json.dumps(results))
+            save_checkpoint(run, results)
+        if not run.state.history:
+            raise TrainingError(f"training stopped before its first epoch: {run.state.stop_reason}")
+        for callback in run.callbacks:
+            callback.on_end(self, run)
+        # Stopped before any validation (a tight time budget): the newest weights are all there is.
+        epochs = sorted(epoch for _, epoch in run.state.kept) or [run.state.history[-1]["epoch"]]
+        logger.info("final weights: the average of epochs %s", epochs)
+        return run.checkpointer.average(epochs), run.state.history
+
+    def start_run(
+        self,
+        model: Model,
+        train_data: Sequence[dict[str, Any]],
+        validation_examples: Sequence[Example],
+        metrics: Sequence[Metric],
+        serialization_dir: Path,
+        seed: int,
+        distributed: Distributed,
+    ) -> TrainingRun:
+        """Put the model on its device and build what it trains with: optimizer, schedule, batches, checkpointer."""
         if distributed.enabled and self.device.type == "cuda":
             self.device = torch.device("cuda", distributed.local_rank)
         model.to(self.device)
         optimizer = self.optimizer.construct(model_parameters=parameter_groups(model))
         scheduler = self.scheduler.construct(optimizer=optimizer) if self.scheduler else None
         scaler = torch.amp.GradScaler(self.device.type, enabled=self.mixed_precision == "fp16" and self.device.type == "cuda")
-        checkpointer = Checkpointer(Path(serialization_dir) / "checkpoints")
-        validation_data = [model.index(e) for e in validation_examples] if validation_examples else []
+        checkpointer = Checkpointer(serialization_dir / "checkpoints")
+        validation_data = [model.index(e) for e in validation_examples]
         sampler = TokenBudgetBatchSampler([model.length(item) for item in train_data], self.max_tokens, self.max_examples, shuffle=True, seed=seed)
         # DDP averages the gradients over ranks; rank 0's initial weights are broadcast to all.
         trained = DistributedDataParallel(model, device_ids=[self.device.index] if self.device.type == "cuda" else None) if distributed.enabled else model
         if distributed.enabled:
             torch.manual_seed(seed + distributed.rank)  # different dropout on every rank
-        parameters = sum(p.numel() for p in model.parameters() if p.requires_grad)
-        peak = self.peak_flops() if self.report_mfu else None
-        if peak:
-            logger.info("matmul peak of %s in %s: %.1f GFLOP/s", self.device, self.mixed_precision or "fp32", peak / 1e9)
+        return TrainingRun(
+            model=model,
+            trained=trained,
+            train_data=train_data,
+            sampler=sampler,
+            validation_examples=validation_examples,
+            validation_data=validation_data,
+            metrics=metrics,
+            optimizer=optimizer,
+            scheduler=scheduler,
+            scaler=scaler,
+            checkpointer=checkpointer,
+            distributed=distributed,
+            serialization_dir=serialization_dir,
+            callbacks=self.callbacks,
+        )
 
-        history: list[dict[str, Any]] = []
-        kept: list[tuple[float, int]] = []  # (score, epoch) of the checkpoints kept for averaging
-        start_epoch, elapsed, bad_epochs = 0, 0.0, 0
-        state = checkpointer.load_state() if recover else None
-        if state is not None:
-            try:
-                load_weights(model, checkpointer.weights(state["epoch"]))
-                optimizer.load_state_dict(state["optimizer"])
-                if scheduler and state.get("scheduler"):
-                    scheduler.load_state_dict(state["scheduler"])
-                if state.get("scaler"):
-                    scaler.load_state_dict(state["scaler"])
-            except (RuntimeError, ValueError, KeyError) as error:  # a state from another model (its config.json lost)
-                raise TrainingError(
-                    f"--recover: the checkpoint of epoch {state['epoch']} in {checkpointer.directory} does not fit the model this config "
-                    f"builds ({' '.join(str(error).split())[:300]}); train into a new directory instead"
-                ) from None
-            history, kept = state["history"], [tuple(k) for k in state["kept"]]
-            start_epoch, elapsed, bad_epochs = state["epoch"] + 1, state["elapsed"], state["bad_epochs"]
-            self.skipped_steps = state.get("skipped_steps", 0)
-            ranks = state.get("rng_per_rank") or [state["rng"]]
-            set_rng_state(ranks[distributed.rank] if len(ranks) == distributed.world_size else state["rng"])
-            logger.info("recovered from epoch %d", state["epoch"])
-            preprocessing_seconds = 0.0
+    def run_epoch(self, run: TrainingRun, epoch: int, preprocessing_seconds: float) -> dict[str, Any]:
+        """Train one epoch and validate when it is due; its results, timed (training and validation count as elapsed)."""
+        epoch_start = time.perf_counter()
+        run.sampler.set_epoch(epoch)
+        results: dict[str, Any] = {"epoch": epoch, **self.train_epoch(run, epoch, run.distributed.shard(list(run.sampler)))}
+        if preprocessing_seconds:
+            results["data_seconds"] = round(results["data_seconds"] + preprocessing_seconds, 2)
+        if run.validation_data and ((epoch + 1) % self.validate_every == 0 or epoch == self.num_epochs - 1):
+            with autocast(self.device, self.mixed_precision):
+                results.update({f"validation_{k}": v for k, v in self.validate(run).items()})
+        run.state.elapsed += run.distributed.max(time.perf_counter() - epoch_start)  # every rank takes the same budget decisions
+        results.update(elapsed_seconds=round(run.state.elapsed, 1), epoch_seconds=round(time.perf_counter() - epoch_start, 1))
+        return results
 
-        tensorboard = TensorBoardLog(serialization_dir) if distributed.is_main else None
-        for epoch in range(start_epoch, self.num_epochs):
-            if bad_epochs and self.patience is not None and bad_epochs >= self.patience:
-                logger.info("stopping early: no improvement in %s for %d validations", self.metric_name, bad_epochs)
-                break
-            last_epoch_seconds = history[-1]["epoch_seconds"] if history else 0.0
-            if self.max_minutes is not None and elapsed + last_epoch_seconds > 60 * self.max_minutes:
-                logger.info("stopping: another epoch would overrun the time budget of %.1f minutes", self.max_minutes)
-                break
-            epoch_start = time.perf_counter()
-            sampler.set_epoch(epoch)
-            batches = distributed.shard(list(sampler))
-            results = {"epoch": epoch, **self.train_epoch(trained, model, train_data, batches, optimizer, scheduler, scaler, epoch, distributed)}
-            if epoch == start_epoch and preprocessing_seconds:
-                results["data_seconds"] = round(results["data_seconds"] + preprocessing_seconds, 2)
-            if peak and (mfu := self.utilization(parameters, results["training_tokens_per_second"], distributed.world_size)) is not None:
-                results["mfu"] = mfu
-            last = epoch == self.num_epochs - 1
-            if validation_data and ((epoch + 1) % self.validate_every == 0 or last):
-                with autocast(self.device, self.mixed_precision):
-                    results.update({f"validation_{k}": v for k, v in self.validate(model, validation_data, validation_examples, metrics, distributed).items()})
-            elapsed += distributed.max(time.perf_counter() - epoch_start)  # every rank takes the same budget decisions
-            results.update(elapsed_seconds=round(elapsed, 1), epoch_seconds=round(time.perf_counter() - epoch_start, 1))
+    def select_checkpoints(self, state: TrainingState, epoch: int, results: dict[str, Any], has_validation: bool) -> None:
+        """Keep the best epochs for the final average (the last ones without validation data) and count validations without improvement."""
+        score_key = f"validation_{self.metric_name}"
+        if has_validation and score_key not in results and any(k.startswith("validation_") for k in results):
+            raise ConfigurationError(
+                f"trainer.validation_metric {self.metric_name!r} is not computed; available: "
+                + ", ".join(k.removeprefix("validation_") for k in results if k.startswith("validation_"))
+            )
+        if score_key in results:
+            score = results[score_key] if self.maximize else -results[score_key]
+            improved = not state.kept or score > max(state.kept)[0]
+            state.bad_epochs = 0 if improved else state.bad_epochs + 1
+            state.kept = sorted(state.kept + [(score, epoch)], reverse=True)[: self.num_average]
+        elif not has_validation:
+            state.kept = ([(float(epoch), epoch)] + state.kept)[: self.num_average]  # the last N epochs
+        results["best_epoch"] = max(state.kept)[1] if state.kept else epoch
 
-            score_key = f"validation_{self.metric_name}"
-            if validation_data and score_key not in results and any(k.startswith("validation_") for k in results):
-                raise ConfigurationError(
-                    f"trainer.validation_metric {self.metric_name!r} is not computed; available: "
-                    + ", ".join(k.removeprefix("validation_") for k in results if k.startswith("validation_"))
-                )
-            if score_key in results:
-                score = results[score_key] if self.maximize else -results[score_key]
-                improved = not kept or score > max(kept)[0]
-                bad_epochs = 0 if improved else bad_epochs + 1
-                kept = sorted(kept + [(score, epoch)], reverse=True)[: self.num_average]
-            elif not validation_data:
-                kept = ([(float(epoch), epoch)] + kept)[: self.num_average]  # the last N epochs
-            results["best_epoch"] = max(kept)[1] if kept else epoch
-            history.append(results)
-            logger.info("epoch %d: %s", epoch, json.dumps(results))
-            if tensorboard is not None:
-                tensorboard.add(epoch, results)
-            rng_per_rank = distributed.gather(rng_state())
-            if distributed.is_main:
-                write_atomically(Path(serialization_dir, f"metrics_epoch_{epoch}.json"), json.dumps(results, indent=2))
-                checkpointer.save(
-                    epoch,
-                    model,
-                    {
-                        "epoch": epoch,
-                        "optimizer": optimizer.state_dict(),
-                        "scheduler": scheduler.state_dict() if scheduler else None,
-                        "scaler": scaler.state_dict() if scaler.is_enabled() else None,
-                        "history": history,
-                        "kept": [list(k) for k in kept],
-                        "elapsed": elapsed,
-                        "bad_epochs": bad_epochs,
-                        "skipped_steps": self.skipped_steps,
-                        "rng": rng_per_rank[0],
-                        "rng_per_rank": rng_per_rank,
-                    },
-                    [epoch for _, epoch in kept] + [epoch],  # the newest weights stay, for --recover
-                )
-            distributed.barrier()  # the checkpoint is complete before any rank reads it
-        if tensorboard is not None:
-            tensorboard.close()
-        # Stopped before any validation (a tight time budget): the newest weights are all there is.
-        epochs = sorted(epoch for _, epoch in kept) or [history[-1]["epoch"]]
-        logger.info("final weights: the average of epochs %s", epochs)
-        return checkpointer.average(epochs), history
-
-    def train_epoch(self, trained, model, train_data, batches, optimizer, scheduler, scaler, epoch, distributed) -> dict[str, float]:
-        """One pass over this rank's *batches*; *trained* is *model* or its DDP wrapper.
+    def train_epoch(self, run: TrainingRun, epoch: int, batches: list[list[int]]) -> dict[str, float]:
+        """One pass over this rank's *batches*, training ``run.trained`` (the model or its DDP wrapper).
 
         With ``accumulation_steps`` K, each optimizer step sums the gradients of K batches (each
         loss divided by K); DDP synchronises only on the last of them.
         """
+        model, trained, optimizer, scaler, distributed = run.model, run.trained, run.optimizer, run.scaler, run.distributed
         trained.train()
         total_loss, steps, correct, tokens, budget_tokens, data_seconds = 0.0, 0, 0, 0, 0, 0.0
         start = time.perf_counter()
-        loader = DataLoader(train_data, batch_sampler=batches, collate_fn=model.collate, num_workers=self.num_workers, pin_memory=self.device.type == "cuda")
+        loader = DataLoader(
+            run.train_data, batch_sampler=batches, collate_fn=model.collate, num_workers=self.num_workers, pin_memory=self.device.type == "cuda"
+        )
         progress = tqdm(loader, desc=f"epoch {epoch}", disable=not self.progress_bar or not distributed.is_main or None, leave=False, dynamic_ncols=True)
         optimizer.zero_grad(set_to_none=True)
         data_start = time.perf_counter()
@@ -311,25 +303,20 @@ class GradientDescentTrainer(Trainer):
                 del batch
                 optimizer.zero_grad(set_to_none=True)  # with accumulation, the group's earlier batches go too
                 torch.cuda.empty_cache()
-                self.skip(epoch, f"out of memory on a batch of {len(indices)} examples ({sum(model.length(train_data[i]) for i in indices)} tokens)")
+                self.skip(
+                    run.state, epoch, f"out of memory on a batch of {len(indices)} examples ({sum(model.length(run.train_data[i]) for i in indices)} tokens)"
+                )
                 data_start = time.perf_counter()
                 continue
             if stepping:
-                scaler.unscale_(optimizer)
-                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), self.grad_norm if self.grad_norm is not None else math.inf)
-                if torch.isfinite(norm) or scaler.is_enabled():  # fp16: the scaler skips the step and lowers its scale
-                    scaler.step(optimizer)
-                    scaler.update()
-                    if scheduler:
-                        scheduler.step()
-                else:  # the norm is all-reduced under DDP, so every rank skips together
-                    self.skip(epoch, f"the gradient norm is {norm.item()}")
-                optimizer.zero_grad(set_to_none=True)
+                self.step(run, epoch)
             if math.isfinite(loss_value := loss.item()):
                 total_loss, steps = total_loss + loss_value, steps + 1
             correct, tokens = correct + int(output["correct_tokens"]), tokens + int(output["num_tokens"])
-            budget_tokens += sum(model.length(train_data[i]) for i in indices)
+            budget_tokens += sum(model.length(run.train_data[i]) for i in indices)
             progress.set_postfix(loss=f"{total_loss / max(steps, 1):.4f}", acc=f"{correct / max(tokens, 1):.3f}")
+            for callback in run.callbacks:
+                callback.on_batch(self, run, epoch, position, output)
             data_start = time.perf_counter()
         seconds = time.perf_counter() - start
         total_loss, steps, correct, tokens, budget_tokens = distributed.sum([total_loss, steps, correct, tokens, budget_tokens])
@@ -339,8 +326,21 @@ class GradientDescentTrainer(Trainer):
             "learning_rate": optimizer.param_groups[0]["lr"],
             "training_tokens_per_second": round(budget_tokens / max(seconds, 1e-9), 1),  # all ranks together
             "data_seconds": round(data_seconds, 2),
-            "skipped_steps": self.skipped_steps,
+            "skipped_steps": run.state.skipped_steps,
         }
+
+    def step(self, run: TrainingRun, epoch: int) -> None:
+        """One optimizer step on the summed gradients, clipped; a non-finite norm skips it (counted)."""
+        run.scaler.unscale_(run.optimizer)
+        norm = torch.nn.utils.clip_grad_norm_(run.model.parameters(), self.grad_norm if self.grad_norm is not None else math.inf)
+        if torch.isfinite(norm) or run.scaler.is_enabled():  # fp16: the scaler skips the step and lowers its scale
+            run.scaler.step(run.optimizer)
+            run.scaler.update()
+            if run.scheduler:
+                run.scheduler.step()
+        else:  # the norm is all-reduced under DDP, so every rank skips together
+            self.skip(run.state, epoch, f"the gradient norm is {norm.item()}")
+        run.optimizer.zero_grad(set_to_none=True)
 
     def check_validation_metric(self, metrics: Sequence[Metric]) -> None:
         """Fail before the first epoch, not after it, if no metric computes ``validation_metric``."""
@@ -353,38 +353,27 @@ class GradientDescentTrainer(Trainer):
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise ConfigurationError(f"trainer.validation_metric: no metric computes {self.metric_name!r}{hint}; available: {', '.join(available)}")
 
-    def peak_flops(self, again: bool = False) -> float:
-        return measure_peak_flops(PRECISION_DTYPES.get(self.mixed_precision, torch.float32), seconds=0.5, device=self.device, again=again)
-
-    def utilization(self, parameters: int, tokens_per_second: float, world_size: int) -> float | None:
-        """The epoch's MFU, a share of at most 1, or ``None`` (logged) when no honest figure exists.
-
-        A share above 1 means the peak was measured while other work slowed the machine down: it
-        is measured again (the higher figure kept), and if training still outran it, left out.
-        """
-        mfu = model_flops_utilization(parameters, tokens_per_second, self.peak_flops() * world_size)
-        if mfu > 1 and not self.peak_measured_again:  # once a run: each measurement takes a second
-            self.peak_measured_again = True
-            mfu = model_flops_utilization(parameters, tokens_per_second, self.peak_flops(again=True) * world_size)
-        if mfu > 1:
-            logger.warning("MFU left out: training ran faster than the matmul peak measured on this busy machine (%.1f GFLOP/s)", self.peak_flops() / 1e9)
-            return None
-        return round(mfu, 4)
-
-    def skip(self, epoch: int, why: str) -> None:
+    def skip(self, state: TrainingState, epoch: int, why: str) -> None:
         """Count a skipped optimizer step; too many stop the run."""
-        self.skipped_steps += 1
-        logger.warning("epoch %d: skipped an optimizer step: %s (%d so far)", epoch, why, self.skipped_steps)
-        if self.skipped_steps > self.max_skipped_steps:
+        state.skipped_steps += 1
+        logger.warning("epoch %d: skipped an optimizer step: %s (%d so far)", epoch, why, state.skipped_steps)
+        if state.skipped_steps > self.max_skipped_steps:
             raise TrainingError(
-                f"stopping after {self.skipped_steps} skipped optimizer steps (non-finite gradients or out of memory), more than "
+                f"stopping after {state.skipped_steps} skipped optimizer steps (non-finite gradients or out of memory), more than "
                 "trainer.max_skipped_steps; lower the learning rate, clip gradients (trainer.grad_norm), prefer bf16 to fp16, "
                 "or lower trainer.max_tokens"
             )
 
     @torch.no_grad()
-    def validate(self, model, validation_data, validation_examples, metrics, distributed=Distributed()) -> dict[str, float]:
+    def validate(self, run: TrainingRun) -> dict[str, float]:
         """Loss and metrics on the validation set; under ``torchrun`` each rank decodes a share."""
+        model, validation_data, validation_examples, metrics, distributed = (
+            run.model,
+            run.validation_data,
+            run.validation_examples,
+            run.metrics,
+            run.distributed,
+        )
         model.eval()
         shard = distributed.unpadded_shard(range(len(validation_data)))
         sampler = TokenBudgetBatchSampler([model.length(validation_data[i]) for i in shard], self.decode_max_tokens, shuffle=False)
