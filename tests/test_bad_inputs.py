@@ -810,7 +810,7 @@ COMMAND_CASES = [
         "train-huge-question",
         "a 1 MB question (209,715 tokens) in the training data",
         "`toolkit train` (`tiny_seq2seq.jsonnet`)",
-        "error: data.tsv:3: an input of 209715 tokens is longer than this model can read (1024 tokens: model.encoder.max_length)",
+        "error: data.tsv:3: an input of 209715 tokens is longer than this model can read (1024 tokens: model.encoder.positional_encoding.max_length)",
         train_error(train={"data.tsv": TSV + WORDS + "\t( state:t s0 )\n"}),
     ),
     Case("predict-empty", "empty input file", "`toolkit predict` (seq2seq archive)", "exit 0, no output", predict_empty, message=False),
@@ -834,7 +834,7 @@ COMMAND_CASES = [
         "predict-huge",
         "a 1 MB line among good ones",
         "`toolkit predict` (seq2seq archive): the `error` of the line's record",
-        "an input of 209715 tokens is longer than this model can read (1024 tokens: model.encoder.max_length)",
+        "an input of 209715 tokens is longer than this model can read (1024 tokens: model.encoder.positional_encoding.max_length)",
         predict_huge_line,
     ),
     Case(

@@ -278,9 +278,9 @@ def test_labeled_shift_words_are_fitted_on_training_data_and_required():
     assert grammar.oracle(FISH)[1] == "SHIFT:ate"
     assert grammar.fit([FISH]) == {}  # fitted once; the recorded words win
     assert grammar.data_report([FISH]) == {"non_projective_trees": 0, "shift_words": 2, "labeled_shifts": 2}
-    with pytest.raises(ConfigurationError, match="grammar.shift_words"):
+    with pytest.raises(ConfigurationError, match="^shift_words: must be non-empty words"):
         Grammar.from_params({"type": "arc_standard", "shift_words": ["a b"]})
-    with pytest.raises(ConfigurationError, match="grammar.labeled_shift_words"):
+    with pytest.raises(ConfigurationError, match="^labeled_shift_words: must be >= 0"):
         Grammar.from_params({"type": "arc_hybrid", "labeled_shift_words": -1})
 
 

@@ -63,9 +63,9 @@ class TreeCodec(Grammar):
 
     def __init__(self, max_nodes: int = 200, format: Format = "lisp", max_depth: int = 32):
         if max_nodes < 1:
-            raise ConfigurationError(f"grammar.max_nodes must be at least 1, got {max_nodes}")
+            raise ConfigurationError(f"must be at least 1, got {max_nodes}", key="max_nodes")
         if format not in FORMATS:
-            raise ConfigurationError(f"grammar.format must be one of {', '.join(FORMATS)}, got {format!r}")
+            raise ConfigurationError(f"must be one of {', '.join(FORMATS)}, got {format!r}", key="format")
         self.max_nodes, self.format, self.max_depth = max_nodes, format, max_depth
         self.parse_text, self.print_tree = FORMATS[format]
 

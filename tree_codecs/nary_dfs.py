@@ -20,7 +20,7 @@ class NaryDfsCodec(TreeCodec):
     def __init__(self, max_nodes: int = 200, format: Format = "lisp", max_depth: int = 32, max_degree: int = 8):
         super().__init__(max_nodes, format, max_depth)
         if max_degree < 1:
-            raise ConfigurationError(f"grammar.max_degree must be at least 1, got {max_degree}")
+            raise ConfigurationError(f"must be at least 1, got {max_degree}", key="max_degree")
         self.max_degree = max_degree
 
     @property

@@ -22,13 +22,13 @@ class TreePairsReader(DatasetReader):
 
     *source_codec* parses and lists the source trees: its ``format`` is their notation and its
     layout and order give the tokens and their paths (``lcrs_dfs``: binary paths, so the
-    encoder's ``tree_degree`` is 2; ``nary_dfs``: its ``max_degree``). Registered as ``"tree_pairs"``.
+    encoder's ``positional_encoding.degree`` is 2; ``nary_dfs``: its ``max_degree``). Registered as ``"tree_pairs"``.
     """
 
     def __init__(self, source_codec: TreeCodec, source_column: int = 0, max_examples: int | None = None) -> None:
         super().__init__(max_examples)
         if source_column not in (0, 1):
-            raise ConfigurationError(f"dataset_reader.source_column must be 0 or 1, got {source_column}")
+            raise ConfigurationError(f"must be 0 or 1, got {source_column}", key="source_column")
         self.source_codec, self.source_column = source_codec, source_column
 
     def _read(self, path: Path) -> Iterator[Example]:

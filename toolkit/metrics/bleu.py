@@ -15,12 +15,12 @@ from toolkit.metrics.metric import Metric
 ORDER = 4
 
 
-def bleu_tokenizer(name: str, key: str = "tokenize"):
+def bleu_tokenizer(name: str):
     """SacreBLEU's tokenizer *name* (``13a``, ``intl``, ``none``, ...): a function from text to space-separated tokens."""
     from sacrebleu.metrics.bleu import BLEU
 
     if name not in BLEU.TOKENIZERS:
-        raise ConfigurationError(f"{key}: unknown sacreBLEU tokenizer {name!r}; available: {', '.join(BLEU.TOKENIZERS)}")
+        raise ConfigurationError(f"unknown sacreBLEU tokenizer {name!r}; available: {', '.join(BLEU.TOKENIZERS)}", key="tokenize")
     return BLEU(tokenize=name).tokenizer
 
 
@@ -55,7 +55,7 @@ class Bleu(Metric):
 
         if smooth_method not in BLEU.SMOOTH_DEFAULTS:
             raise ConfigurationError(f"must be one of {', '.join(BLEU.SMOOTH_DEFAULTS)}, got {smooth_method!r}", key="smooth_method")
-        self.tokenizer = bleu_tokenizer(tokenize, "bleu.tokenize")
+        self.tokenizer = bleu_tokenizer(tokenize)
         self.lowercase, self.smooth_method = lowercase, smooth_method
         super().__init__()
 

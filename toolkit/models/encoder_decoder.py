@@ -89,13 +89,13 @@ class EncoderDecoder(Model):
         super().__init__()
         dim = encoder.get_output_dim()
         if not word_embedding and (share_embeddings or not token_embedders):
-            raise ConfigurationError("model.word_embedding: false needs model.token_embedders to read the words, and no model.share_embeddings")
+            raise ConfigurationError("false needs token_embedders to read the words, and no share_embeddings", key="word_embedding")
         if decoder.input_dim != dim:
-            raise ConfigurationError(f"model.decoder.input_dim ({decoder.input_dim}) must equal model.encoder's dimension ({dim})")
+            raise ConfigurationError(f"{decoder.input_dim} must equal the encoder's output dimension, {dim}", key="decoder.input_dim")
         if share_embeddings and vocab.canonical(SOURCE) != vocab.canonical(TARGET):
             raise ConfigurationError(
-                f"model.share_embeddings needs one vocabulary for {SOURCE!r} and {TARGET!r}: "
-                f'set "vocabulary": {{"namespace_aliases": {{"{TARGET}": "{SOURCE}"}}}}'
+                f'needs one vocabulary for {SOURCE!r} and {TARGET!r}: set "vocabulary": {{"namespace_aliases": {{"{TARGET}": "{SOURCE}"}}}}',
+                key="share_embeddings",
             )
         self.vocab, self.grammar = vocab, grammar
         self.encoder, self.decoder = encoder, decoder

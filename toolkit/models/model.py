@@ -30,7 +30,7 @@ class Model(nn.Module, Registrable):
         limit = getattr(getattr(self, "encoder", None), "max_length", None)
         if limit is not None and len(example.tokens) > limit:
             raise DataError(
-                f"an input of {len(example.tokens)} tokens is longer than this model can read ({limit} tokens: model.encoder.max_length)",
+                f"an input of {len(example.tokens)} tokens is longer than this model can read ({limit} tokens: model.encoder.positional_encoding.max_length)",
                 example.meta.get("path"),
                 example.meta.get("line"),
             )

@@ -57,7 +57,7 @@ class Tagger(Model):
     ):
         super().__init__()
         if not word_embedding and not token_embedders:
-            raise ConfigurationError("model.word_embedding: false needs model.token_embedders to read the words")
+            raise ConfigurationError("false needs token_embedders to read the words", key="word_embedding")
         if not isinstance(grammar, TagGrammar):
             raise ConfigurationError(f'model type \'tagger\' needs "grammar": {{"type": "tags"}}, got {type(grammar).__name__}')
         self.vocab, self.grammar, self.encoder = vocab, grammar, encoder

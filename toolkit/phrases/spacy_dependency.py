@@ -35,11 +35,11 @@ class SpacyDependencyPhrases(PhraseGenerator):
         exclude: list[str] = ["tagger", "attribute_ruler", "lemmatizer", "ner", "senter"],  # noqa: B006 (never mutated)
     ):
         self.pipeline_name = pipeline
-        self.nlp = load_pipeline(pipeline, exclude, "encoder.phrases")
+        self.nlp = load_pipeline(pipeline, exclude)
         if "parser" not in self.nlp.pipe_names:
             raise ConfigurationError(
-                f"encoder.phrases.pipeline: spaCy pipeline {pipeline!r} has no 'parser' component "
-                f"(it has {', '.join(self.nlp.pipe_names) or 'none'}; check encoder.phrases.exclude)"
+                f"spaCy pipeline {pipeline!r} has no 'parser' component (it has {', '.join(self.nlp.pipe_names) or 'none'}; check exclude)",
+                key="pipeline",
             )
         self.cache: dict[tuple[str, ...], list[Hypernode]] = {}
 
@@ -62,19 +62,19 @@ def spacy_pipeline_installed(name: str = DEFAULT_PIPELINE) -> bool:
     return _importable("spacy") and _importable(name)
 
 
-def load_pipeline(name: str, exclude: list[str], key: str):
+def load_pipeline(name: str, exclude: list[str], key: str = "pipeline"):
     """``spacy.load(name)``, with an error that names the config *key* and says what is missing and how to install it."""
     try:
         import spacy
     except ImportError:
-        raise ConfigurationError(f"{key}: needs spaCy and the pipeline {name!r}, and spaCy is not installed: {INSTALL}") from None
+        raise ConfigurationError(f"needs spaCy and the pipeline {name!r}, and spaCy is not installed: {INSTALL}", key=key) from None
     hint = INSTALL if name == DEFAULT_PIPELINE else f"install the package that provides it (spaCy's own: python -m spacy download {name})"
     if not _is_path(name) and not _importable(name):
-        raise ConfigurationError(f"{key}.pipeline: the spaCy pipeline {name!r} is not installed: {hint}")
+        raise ConfigurationError(f"the spaCy pipeline {name!r} is not installed: {hint}", key=key)
     try:
         return spacy.load(name, exclude=exclude)
     except OSError as error:
-        raise ConfigurationError(f"{key}.pipeline: cannot load the spaCy pipeline {name!r} ({error}): {hint}") from None
+        raise ConfigurationError(f"cannot load the spaCy pipeline {name!r} ({error}): {hint}", key=key) from None
 
 
 def _is_path(name: str) -> bool:

@@ -122,11 +122,11 @@ class GradientDescentTrainer(Trainer):
         callbacks: Sequence[TrainerCallback] = (),
     ):
         if validation_metric[:1] not in "+-" or len(validation_metric) < 2:
-            raise ConfigurationError(f"trainer.validation_metric must start with '+' or '-', got {validation_metric!r}")
+            raise ConfigurationError(f"must start with '+' or '-', got {validation_metric!r}", key="validation_metric")
         if num_epochs < 1:
-            raise ConfigurationError(f"trainer.num_epochs must be at least 1, got {num_epochs}")
+            raise ConfigurationError(f"must be at least 1, got {num_epochs}", key="num_epochs")
         if accumulation_steps < 1:
-            raise ConfigurationError(f"trainer.accumulation_steps must be at least 1, got {accumulation_steps}")
+            raise ConfigurationError(f"must be at least 1, got {accumulation_steps}", key="accumulation_steps")
         self.optimizer, self.scheduler = optimizer, learning_rate_scheduler
         self.num_epochs, self.patience = num_epochs, patience
         self.metric_name, self.maximize = validation_metric[1:], validation_metric[0] == "+"
@@ -138,7 +138,7 @@ class GradientDescentTrainer(Trainer):
         self.max_minutes, self.decode_max_tokens = max_minutes, decode_max_tokens
         self.validation_search = validation_search
         if num_workers < 0:
-            raise ConfigurationError(f"trainer.num_workers must be >= 0, got {num_workers}")
+            raise ConfigurationError(f"must be >= 0, got {num_workers}", key="num_workers")
         self.progress_bar, self.num_workers, self.report_mfu = progress_bar, num_workers, report_mfu
         self.max_skipped_steps = max_skipped_steps
         self.callbacks: list[TrainerCallback] = [

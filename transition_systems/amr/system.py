@@ -102,7 +102,7 @@ class AmrTransitionSystem(Grammar):
                 raise ConfigurationError(f"grammar.{key} must be >= 1, got {value}")
         self.restrict_pred_labels = restrict_pred_labels
         if open_label_lemmas < 0:
-            raise ConfigurationError(f"grammar.open_label_lemmas must be >= 0, got {open_label_lemmas}")
+            raise ConfigurationError(f"must be >= 0, got {open_label_lemmas}", key="open_label_lemmas")
         self.open_label_lemmas = open_label_lemmas
         self.open_labels = frozenset(open_labels or ())
         self.pred_labels: dict[str, frozenset[str]] | None = None
@@ -110,7 +110,7 @@ class AmrTransitionSystem(Grammar):
             self.pred_labels = {lemma: frozenset(labels) | self.open_labels for lemma, labels in pred_labels.items()}
         self.max_merge, self.max_nodes_per_span, self.max_nodes = max_merge, max_nodes_per_span, max_nodes
         if max_actions_per_token <= 0:
-            raise ConfigurationError(f"grammar.max_actions_per_token must be > 0, got {max_actions_per_token}")
+            raise ConfigurationError(f"must be > 0, got {max_actions_per_token}", key="max_actions_per_token")
         self.max_nodes_per_token, self.max_actions_per_token = max_nodes_per_token, max_actions_per_token
         self.smatch_seed, self.force_align = smatch_seed, force_align
 

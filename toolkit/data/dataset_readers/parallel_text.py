@@ -38,11 +38,11 @@ class ParallelTextReader(DatasetReader):
         super().__init__(max_examples)
         for key, language in (("source_language", source_language), ("target_language", target_language)):
             if not language or "/" in language or language.startswith("."):
-                raise ConfigurationError(f"dataset_reader.{key} must be a file suffix such as 'de', got {language!r}")
+                raise ConfigurationError(f"must be a file suffix such as 'de', got {language!r}", key=key)
         if source_language == target_language:
-            raise ConfigurationError(f"dataset_reader: source_language and target_language are both {source_language!r}")
+            raise ConfigurationError(f"must differ from source_language, both are {source_language!r}", key="target_language")
         self.source_language, self.target_language = source_language, target_language
-        self.tokenizer = bleu_tokenizer(tokenize, "dataset_reader.tokenize")
+        self.tokenizer = bleu_tokenizer(tokenize)
         self.lowercase = lowercase
 
     def files(self, path: str | Path) -> tuple[Path, Path]:

@@ -30,9 +30,9 @@ class ExactSmatch(Metric):
         from toolkit.errors import ConfigurationError
 
         if semantics not in SEMANTICS:
-            raise ConfigurationError(f"exact_smatch.semantics must be one of {', '.join(SEMANTICS)}, got {semantics!r}")
+            raise ConfigurationError(f"must be one of {', '.join(SEMANTICS)}, got {semantics!r}", key="semantics")
         if not 0 < confidence < 1:
-            raise ConfigurationError(f"exact_smatch.confidence must be between 0 and 1, got {confidence}")
+            raise ConfigurationError(f"must be between 0 and 1, got {confidence}", key="confidence")
         self.bootstrap_samples, self.confidence, self.seed = bootstrap_samples, confidence, seed
         self.semantics = semantics
         self.pair_scores: list[PairScore] = []

@@ -94,9 +94,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         if pooling not in ("first", "last", "mean"):
             raise ConfigurationError(f"must be 'first', 'last' or 'mean', got {pooling!r}", key="pooling")
         if archive not in ("copy", "reference") or (archive == "reference" and not freeze):
-            raise ConfigurationError(
-                f"token_embedder.archive must be 'copy' or 'reference' (a frozen transformer's only), got {archive!r} with freeze: {freeze}"
-            )
+            raise ConfigurationError(f"must be 'copy' or 'reference' (a frozen transformer's only), got {archive!r} with freeze: {freeze}", key="archive")
         self.model_name, self.pooling, self.freeze, self.archive = model_name, pooling, freeze, archive
         self.learning_rate, self.warmup_steps = learning_rate, warmup_steps
         self.local = Path(model_name).expanduser().is_dir()
@@ -126,9 +124,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         else:
             indices = list(range(num_states)) if layers == "all" else list(layers)
             if not indices or any(not -num_states <= i < num_states for i in indices):
-                raise ConfigurationError(
-                    f"token_embedder.layers: indices must lie in [{-num_states}, {num_states - 1}] (0 is the embedding output), got {layers!r}"
-                )
+                raise ConfigurationError(f"indices must lie in [{-num_states}, {num_states - 1}] (0 is the embedding output), got {layers!r}", key="layers")
             self.layer_indices = indices
             self.scalar_mix = ScalarMix(len(indices))
         self.projection = nn.Linear(hidden_size, projection_dim) if projection_dim else None

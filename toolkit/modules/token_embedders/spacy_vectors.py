@@ -34,7 +34,7 @@ class SpacyVectorsEmbedder(TokenEmbedder):
 
     def __init__(self, pipeline: str = "en_core_web_md", lowercase: bool = True, projection_dim: int | None = None, dropout: float = 0.0):
         super().__init__()
-        nlp = load_pipeline(pipeline, COMPONENTS, "token_embedder")
+        nlp = load_pipeline(pipeline, COMPONENTS)
         vectors = nlp.vocab.vectors
         if vectors.shape[0] == 0 or vectors.shape[1] == 0:
             raise ConfigurationError(f"the spaCy pipeline {pipeline!r} has no word vectors", key="pipeline")

@@ -65,7 +65,7 @@ class UposEmbedder(TokenEmbedder):
             if self.nlp is None:
                 from toolkit.phrases.spacy_dependency import load_pipeline
 
-                self.nlp = load_pipeline(self.pipeline, ["parser", "ner", "lemmatizer"], "token_embedder")
+                self.nlp = load_pipeline(self.pipeline, ["parser", "ner", "lemmatizer"], key="the 'upos' token embedder's pipeline")
             from spacy.tokens import Doc
 
             if len(self.cache) >= 200_000:

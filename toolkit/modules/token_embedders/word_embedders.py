@@ -24,7 +24,7 @@ class WordEmbedders(nn.Module):
     def __init__(self, embedders: Mapping[str, TokenEmbedder], word_dim: int, output_dim: int, dropout: float = 0.0):
         super().__init__()
         if not embedders:
-            raise ConfigurationError("model.token_embedders is empty: leave it out to read the word embedding alone")
+            raise ConfigurationError("is empty: leave it out to read the word embedding alone", key="token_embedders")
         self.embedders = nn.ModuleDict(dict(embedders))
         self.word_dim = word_dim
         width = word_dim + sum(embedder.get_output_dim() for embedder in self.embedders.values())

@@ -33,7 +33,7 @@ class RecombinationReader(DatasetReader):
     def __init__(self, base_reader: DatasetReader, strategies: list[RecombinationStrategy], seed: int = 13) -> None:
         super().__init__(None)
         if not strategies:
-            raise ConfigurationError("dataset_reader.strategies: expected at least one strategy")
+            raise ConfigurationError("expected at least one strategy", key="strategies")
         self.base_reader, self.strategies, self.seed = base_reader, strategies, seed
 
     def read(self, path: str | Path, whole: bool = False) -> list[Example]:
