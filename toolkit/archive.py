@@ -21,6 +21,7 @@ that source is missing or differs from the one recorded.
 import gzip
 import io
 import json
+import logging
 import shutil
 import tarfile
 import tempfile
@@ -34,6 +35,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file
 
+from toolkit.config_upgrades import upgrade_config
 from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.vocabulary import Vocabulary
 from toolkit.errors import ArchiveError, ToolkitError
@@ -57,6 +59,8 @@ MANIFEST_NAME = "manifest.json"
 PRETRAINED_NAME = "pretrained.json"
 PRETRAINED_DIR = "pretrained"
 DISTRIBUTION = "parsing-toolkit"
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -221,6 +225,8 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
             raise ArchiveError(f"{path}: corrupt {CONFIG_NAME} or {METRICS_NAME}: {error}") from None
         _check_version(directory, path)
         require_plugins(directory, path)
+        if moved := upgrade_config(config):
+            logger.info("%s: its config uses keys that have moved; read with the current ones (%s)", path, ", ".join(moved))
         params = Params(config)
         vocab = Vocabulary.load(directory / VOCABULARY_DIR)
         pretrained = _read_pretrained(directory, path)

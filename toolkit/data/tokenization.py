@@ -15,12 +15,17 @@ Measured against spaCy 3.8: the Little Prince AMR dev sentences, detokenised to 
 split alike 144 times in 145, and UD English-EWT dev's raw sentences 1,862 times in 2,001 (nltk
 alone: 1,752); 98.0% of the Little Prince dev tokens get spaCy's lemma (lowercased tokens: 85.5%),
 and the AMR oracle fitted on train scores 0.960 Smatch on dev (spaCy's lemmas: 0.958; lowercased: 0.935).
+
+:func:`bleu_tokenizer` gives sacreBLEU's tokenizers by name, so that the ``parallel_text`` reader
+and the ``bleu`` metric tokenise alike.
 """
 
 import logging
 import re
 from functools import lru_cache
 from itertools import pairwise
+
+from toolkit.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
 
@@ -131,3 +136,12 @@ def lemmatize(tokens: tuple[str, ...]) -> tuple[str, ...]:
 
 def lemmatizer_name() -> str:
     return "spacy" if _pipeline() is not None else "simplemma"
+
+
+def bleu_tokenizer(name: str):
+    """SacreBLEU's tokenizer *name* (``13a``, ``intl``, ``none``, ...): a function from text to space-separated tokens."""
+    from sacrebleu.metrics.bleu import BLEU
+
+    if name not in BLEU.TOKENIZERS:
+        raise ConfigurationError(f"unknown sacreBLEU tokenizer {name!r}; available: {', '.join(BLEU.TOKENIZERS)}", key="tokenize")
+    return BLEU(tokenize=name).tokenizer

@@ -9,19 +9,11 @@ reference per sentence. The counts are plain numbers, so states from several pro
 
 from collections.abc import Sequence
 
+from toolkit.data.tokenization import bleu_tokenizer
 from toolkit.errors import ConfigurationError
 from toolkit.metrics.metric import Metric
 
 ORDER = 4
-
-
-def bleu_tokenizer(name: str):
-    """SacreBLEU's tokenizer *name* (``13a``, ``intl``, ``none``, ...): a function from text to space-separated tokens."""
-    from sacrebleu.metrics.bleu import BLEU
-
-    if name not in BLEU.TOKENIZERS:
-        raise ConfigurationError(f"unknown sacreBLEU tokenizer {name!r}; available: {', '.join(BLEU.TOKENIZERS)}", key="tokenize")
-    return BLEU(tokenize=name).tokenizer
 
 
 def _text(value: str | Sequence[str] | None) -> str:

@@ -25,9 +25,14 @@ class Model(nn.Module, Registrable):
     def index(self, example: Example) -> dict[str, Any]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @property
+    def max_input_length(self) -> int | None:
+        """The most tokens an input may have (``None``: any); a model whose encoder has a position table says its size."""
+        return None
+
     def check_length(self, example: Example) -> None:
-        """A :class:`DataError` naming *example*'s file and line if it is longer than the encoder reads."""
-        limit = getattr(getattr(self, "encoder", None), "max_length", None)
+        """A :class:`DataError` naming *example*'s file and line if it is longer than the model reads."""
+        limit = self.max_input_length
         if limit is not None and len(example.tokens) > limit:
             raise DataError(
                 f"an input of {len(example.tokens)} tokens is longer than this model can read ({limit} tokens: model.encoder.positional_encoding.max_length)",

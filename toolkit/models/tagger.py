@@ -88,6 +88,10 @@ class Tagger(Model):
 
     # ---------------------------------------------------------------- data
 
+    @property
+    def max_input_length(self) -> int | None:
+        return self.encoder.max_length
+
     def index(self, example: Example) -> dict[str, Any]:
         self.check_length(example)
         indexed: dict[str, Any] = {"source": self.vocab.indices(example.tokens, SOURCE)}

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from toolkit.data.dataset_readers.dataset_reader import DatasetReader
 from toolkit.data.example import Example
+from toolkit.data.tokenization import bleu_tokenizer
 from toolkit.errors import ConfigurationError, DataError
-from toolkit.metrics.bleu import bleu_tokenizer
 
 
 @DatasetReader.register("parallel_text")

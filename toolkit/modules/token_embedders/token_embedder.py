@@ -22,8 +22,6 @@ class TokenEmbedder(nn.Module, Registrable):
     keyword arguments.
     """
 
-    max_length: int | None = None  # the most words the embedder can read (None: any)
-
     def forward(self, token_ids: torch.Tensor, mask: torch.Tensor, **inputs: Any) -> torch.Tensor:  # pragma: no cover - abstract
         """(B, S, D) word vectors for the (B, S) vocabulary ids *token_ids* and bool *mask*; padded words are zero."""
         raise NotImplementedError

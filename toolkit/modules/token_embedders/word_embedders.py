@@ -31,12 +31,6 @@ class WordEmbedders(nn.Module):
         self.projection = nn.Linear(width, output_dim)
         self.dropout = nn.Dropout(dropout)
 
-    @property
-    def max_length(self) -> int | None:
-        """The fewest words any embedder reads (None: any number)."""
-        limits = [embedder.max_length for embedder in self.embedders.values() if embedder.max_length is not None]
-        return min(limits, default=None)
-
     def example_inputs(self, example: Example) -> dict[str, Any]:
         return {name: embedder.example_inputs(example) for name, embedder in self.embedders.items()}
 
