@@ -111,7 +111,7 @@ def test_the_tagger_reads_through_token_embedders_alone():
         vocab=vocab,
         grammar=Grammar.from_params({"type": "tags"}),
     ).eval()
-    assert model.embedding is None and model.token_embedders.projection.in_features == 4 + 32
+    assert model.source_embedding is None and model.token_embedders.projection.in_features == 4 + 32
     examples = [Example(["unseen", "words"], meta={"upos": ("NOUN", "VERB")}), Example(["a"], meta={"upos": ("NOUN",)})]
     together = model.predict(examples)
     assert [len(tags) for tags in together] == [2, 1]

@@ -35,7 +35,6 @@ from typing import Any
 import torch
 from safetensors.torch import load_file
 
-from toolkit.config_upgrades import upgrade_config
 from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.vocabulary import Vocabulary
 from toolkit.errors import ArchiveError, ToolkitError
@@ -47,6 +46,7 @@ from toolkit.modules.token_embedders import TokenEmbedder
 from toolkit.modules.token_embedders.pretrained_transformer import archived_copies
 from toolkit.params import Params
 from toolkit.plugins import PLUGINS_NAME, require_plugins
+from toolkit.upgrades import upgrade_config, upgrade_weights
 from toolkit.weights import load_weights, save_weights, sha256
 
 CONFIG_NAME = "config.json"
@@ -242,7 +242,10 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
             raise ArchiveError(f"{path}: its config no longer builds: {error}") from None
         _check_pretrained(model, pretrained, path)
         try:
-            load_weights(model, load_file(str(directory / WEIGHTS_NAME), device="cpu"), left_out=_unarchived_state(model))
+            weights = load_file(str(directory / WEIGHTS_NAME), device="cpu")
+            if renamed := upgrade_weights(weights, model.state_dict().keys()):
+                logger.info("%s: weights renamed since it was written, read under their current names: %s", path, ", ".join(renamed))
+            load_weights(model, weights, left_out=_unarchived_state(model))
         except Exception as error:  # noqa: BLE001 - safetensors raises several types for torn or mismatched files
             raise ArchiveError(f"{path}: cannot load {WEIGHTS_NAME}: {error}") from None
     model.to(device).eval()

@@ -5,7 +5,6 @@ forcing on the oracle's symbols; prediction runs a :class:`~toolkit.decoding.Sea
 grammar's state machine, so outputs are always well-formed.
 """
 
-import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,9 +21,9 @@ from toolkit.errors import ConfigurationError
 from toolkit.from_params import Probability
 from toolkit.grammars.grammar import Allowed, Grammar, State, SymbolTable
 from toolkit.models.model import Model
+from toolkit.models.word_model import WordModel, pad, token_loss
 from toolkit.modules.decoders import Decoder, DecoderCache
 from toolkit.modules.encoders import Seq2SeqEncoder
-from toolkit.modules.token_embedders import TokenEmbedder, WordEmbedders
 
 
 @dataclass
@@ -42,16 +41,8 @@ class EncoderDecoderContext:
         return EncoderDecoderContext(self.memory.index_select(0, index), self.memory_mask.index_select(0, index), cache)
 
 
-def pad(sequences: Sequence[Sequence[int]], value: int = 0) -> torch.Tensor:
-    """A (B, max length) tensor of right-padded integer sequences."""
-    out = torch.full((len(sequences), max(map(len, sequences), default=0)), value, dtype=torch.long)
-    for row, sequence in enumerate(sequences):
-        out[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
-    return out
-
-
 @Model.register("encoder_decoder")
-class EncoderDecoder(Model):
+class EncoderDecoder(WordModel):
     """Encoder-decoder over an output grammar.
 
     # Parameters
@@ -61,14 +52,8 @@ class EncoderDecoder(Model):
         must alias the two namespaces (``"namespace_aliases": {"symbols": "tokens"}``).
     tie_output_embeddings : the output projection reuses the target embedding matrix.
     label_smoothing : the epsilon of label-smoothed cross-entropy (Szegedy et al., 2016).
-    source_token_dropout : in training, replace each source token by the unknown token with this
-        probability, so that the unknown-word embedding is learned for the words unseen in training.
-    scale_embeddings : multiply embeddings by sqrt(d), as the Transformer does.
-    token_embedders : named :class:`~toolkit.modules.token_embedders.TokenEmbedder` s (a pretrained
-        transformer, spaCy vectors, characters, UPOS tags) read beside the word embedding: their
-        vectors and the word embedding's are concatenated and projected to the model's width.
-    word_embedding : whether the source words have an embedding table of their own; ``false``
-        reads the token embedders alone (and needs at least one).
+    source_token_dropout, scale_embeddings, token_embedders, word_embedding : how the source words
+        are read, as for every :class:`~toolkit.models.word_model.WordModel`.
     """
 
     def __init__(
@@ -81,15 +66,12 @@ class EncoderDecoder(Model):
         share_embeddings: bool = False,
         tie_output_embeddings: bool = True,
         label_smoothing: Probability = 0.1,
-        source_token_dropout: Probability = 0.0,
-        scale_embeddings: bool = True,
-        token_embedders: dict[str, TokenEmbedder] | None = None,
-        word_embedding: bool = True,
+        **words: Any,
     ):
-        super().__init__()
-        dim = encoder.get_output_dim()
-        if not word_embedding and (share_embeddings or not token_embedders):
-            raise ConfigurationError("false needs token_embedders to read the words, and no share_embeddings", key="word_embedding")
+        super().__init__(vocab, encoder, **words)
+        dim = self.dim
+        if share_embeddings and not self.has_word_embedding:
+            raise ConfigurationError("false leaves no source embedding for share_embeddings to share", key="word_embedding")
         if decoder.input_dim != dim:
             raise ConfigurationError(f"{decoder.input_dim} must equal the encoder's output dimension, {dim}", key="decoder.input_dim")
         if share_embeddings and vocab.canonical(SOURCE) != vocab.canonical(TARGET):
@@ -97,18 +79,15 @@ class EncoderDecoder(Model):
                 f'needs one vocabulary for {SOURCE!r} and {TARGET!r}: set "vocabulary": {{"namespace_aliases": {{"{TARGET}": "{SOURCE}"}}}}',
                 key="share_embeddings",
             )
-        self.vocab, self.grammar = vocab, grammar
-        self.encoder, self.decoder = encoder, decoder
+        self.grammar, self.decoder = grammar, decoder
         self.search = search or GreedySearch()
-        self.label_smoothing, self.source_token_dropout = label_smoothing, source_token_dropout
-        self.embedding_scale = math.sqrt(dim) if scale_embeddings else 1.0
-        self.pad_index, self.bos_index = Vocabulary.PAD_INDEX, Vocabulary.BOS_INDEX
+        self.label_smoothing, self.bos_index = label_smoothing, Vocabulary.BOS_INDEX
 
-        self.source_embedding = nn.Embedding(vocab.size(SOURCE), dim, padding_idx=self.pad_index) if word_embedding else None
+        self.source_embedding = self.word_table()
         self.target_embedding = self.source_embedding if share_embeddings else nn.Embedding(vocab.size(TARGET), dim, padding_idx=self.pad_index)
         self.output_projection = nn.Linear(dim, vocab.size(TARGET), bias=False)
-        self.reset_parameters()  # before the token embedders: their weights are pretrained or their own
-        self.token_embedders = WordEmbedders(token_embedders, dim if word_embedding else 0, dim) if token_embedders else None
+        self.reset_parameters()
+        self.token_embedders = self.word_embedders()
         if tie_output_embeddings:
             self.output_projection.weight = self.target_embedding.weight
 
@@ -123,28 +102,13 @@ class EncoderDecoder(Model):
         self.final_row[self.pad_index] = True
         self.row_cache: dict[Any, torch.Tensor] = {}
 
-    def reset_parameters(self) -> None:
-        """Xavier-uniform matrices (Glorot & Bengio, 2010); embeddings N(0, 1/d), as in the Transformer."""
-        for name, parameter in self.named_parameters():
-            if parameter.dim() > 1 and "embedding" not in name:
-                nn.init.xavier_uniform_(parameter)
-        for embedding in {id(e): e for e in (self.source_embedding, self.target_embedding) if e is not None}.values():
-            nn.init.normal_(embedding.weight, std=embedding.embedding_dim**-0.5)
-            with torch.no_grad():
-                embedding.weight[self.pad_index].zero_()
+    def embedding_tables(self) -> list[nn.Embedding]:
+        return list({id(e): e for e in (self.source_embedding, self.target_embedding) if e is not None}.values())
 
     # ---------------------------------------------------------------- data
 
-    @property
-    def max_input_length(self) -> int | None:
-        return self.encoder.max_length
-
     def index(self, example: Example) -> dict[str, Any]:
-        self.check_length(example)
-        indexed: dict[str, Any] = {"source": self.vocab.indices(example.tokens, SOURCE)}
-        indexed["encoder_inputs"] = self.encoder.example_inputs(example)
-        if self.token_embedders is not None:
-            indexed["embedder_inputs"] = self.token_embedders.example_inputs(example)
+        indexed = self.index_words(example)
         if example.target is not None:
             derivation = self.grammar.derive(example)
             indexed["target"] = self.vocab.indices(derivation.symbols, TARGET)
@@ -153,10 +117,7 @@ class EncoderDecoder(Model):
         return indexed
 
     def collate(self, indexed: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        batch: dict[str, Any] = {"source": pad([item["source"] for item in indexed], self.pad_index)}
-        batch["encoder_inputs"] = self.encoder.batch_inputs([item.get("encoder_inputs", {}) for item in indexed], batch["source"].size(1))
-        if self.token_embedders is not None:
-            batch["embedder_inputs"] = self.token_embedders.batch_inputs([item["embedder_inputs"] for item in indexed], batch["source"].size(1))
+        batch = self.collate_words(indexed)
         if all("target" in item for item in indexed):
             batch["target_in"] = pad([[self.bos_index] + item["target"][:-1] for item in indexed], self.pad_index)
             batch["target_out"] = pad([item["target"] for item in indexed], self.pad_index)
@@ -166,33 +127,12 @@ class EncoderDecoder(Model):
 
     # ---------------------------------------------------------------- training
 
-    def encode(self, source: torch.Tensor, batch: dict[str, Any] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Encoder states (B, S, D) and the token mask of *source* (the batch's, or a token-dropped copy).
-
-        *batch* supplies what the encoder and the token embedders read besides the word ids.
-        """
-        batch = batch or {}
-        mask = source != self.pad_index  # (B, S)
-        words = None if self.source_embedding is None else self.source_embedding(source) * self.embedding_scale
-        if self.token_embedders is not None:
-            words = self.token_embedders(words, source, mask, batch["embedder_inputs"])
-        return self.encoder(words, mask, **batch.get("encoder_inputs", {})), mask
-
     def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         """Teacher-forced loss; also the counts behind token accuracy."""
-        source = batch["source"]
-        if self.training and self.source_token_dropout > 0:
-            drop = (torch.rand(source.shape, device=source.device) < self.source_token_dropout) & (source != self.pad_index)
-            source = source.masked_fill(drop, Vocabulary.UNK_INDEX)
-        memory, memory_mask = self.encode(source, batch)
+        memory, memory_mask = self.encode(self.drop_words(batch["source"]), batch)
         features = self.decoder.batch_features(batch["features"], memory.device) if self.decoder.uses_features else None
         hidden = self.decoder(self.target_embedding(batch["target_in"]) * self.embedding_scale, memory, memory_mask, features)
-        logits = self.output_projection(hidden)  # (B, T, V)
-        target = batch["target_out"]
-        loss = F.cross_entropy(logits.flatten(0, 1).float(), target.flatten(), ignore_index=self.pad_index, label_smoothing=self.label_smoothing)
-        mask = target != self.pad_index
-        correct = ((logits.argmax(-1) == target) & mask).sum()
-        return {"loss": loss, "correct_tokens": correct, "num_tokens": mask.sum()}
+        return token_loss(self.output_projection(hidden), batch["target_out"], self.label_smoothing)
 
     # ---------------------------------------------------------------- decoding (the IncrementalModel protocol)
 

@@ -1,22 +1,26 @@
-"""Configs written before a key moved keep building: each upgrade moves old keys to their new place.
+"""Archives written before a config key or a weight name moved keep loading, without retraining.
 
-An archive (and a serialization directory) keeps the config it was trained with. When a
-component's keys move, loading it rewrites that config here, so it loads without retraining; the
-parameter names did not change, so the same weights load. So far one move:
+An archive (and a serialization directory) keeps the config and weights it was trained with. When a
+component's keys move, :func:`upgrade_config` rewrites the old config before it is built; when a
+parameter is renamed, :func:`upgrade_weights` renames it in the loaded weights. The moves so far:
 
 - the Transformer encoders and decoders took six layer settings and a position-table switch as
   flat keys (``num_layers``, ``num_heads``, ``ff_dim``, ``dropout``, ``attention_dropout``,
   ``norm_first``; ``max_length``, ``positional_encoding: "tree"``, ``tree_degree``,
   ``tree_max_depth``, ``tree_parameterized``); they now sit in ``layers`` and in a registered
   ``positional_encoding`` (``{"type": "sinusoidal", "max_length": ...}`` or
-  ``{"type": "tree", "degree": ...}``).
+  ``{"type": "tree", "degree": ...}``);
+- the ``tagger``'s word embedding table was ``embedding``; like the ``encoder_decoder``'s, it is
+  now ``source_embedding`` (both read words through :class:`~toolkit.models.word_model.WordModel`).
 """
 
+from collections.abc import Collection
 from typing import Any
 
 TRANSFORMERS = frozenset({"transformer", "phrase_transformer", "hypernode_transformer", "stack_transformer"})
 LAYER_KEYS = ("num_layers", "num_heads", "ff_dim", "dropout", "attention_dropout", "norm_first")
 TREE_KEYS = {"tree_degree": "degree", "tree_max_depth": "max_depth", "tree_parameterized": "parameterized"}
+WEIGHT_NAMES = {"embedding.weight": "source_embedding.weight"}  # old name -> new name
 
 
 def upgrade_config(config: dict[str, Any]) -> list[str]:
@@ -50,3 +54,11 @@ def _flat_transformer(block: dict[str, Any], path: str) -> list[str]:
         encoding["max_length"] = max_length
     block["positional_encoding"] = encoding
     return moved
+
+
+def upgrade_weights(weights: dict[str, Any], expected: Collection[str]) -> list[str]:
+    """Rename, in place, the old names in *weights* that the model now *expected* under a new one; returns the old names."""
+    renamed = [old for old, new in WEIGHT_NAMES.items() if old in weights and old not in expected and new in expected and new not in weights]
+    for old in renamed:
+        weights[WEIGHT_NAMES[old]] = weights.pop(old)
+    return renamed

@@ -4,12 +4,13 @@ import copy
 import json
 
 import torch
+from safetensors.torch import load_file, save_file
 
 from tests.conftest import FIXTURES
 from toolkit import load_predictor
-from toolkit.config_upgrades import upgrade_config
 from toolkit.params import Params
 from toolkit.training.train import train_model
+from toolkit.upgrades import upgrade_config, upgrade_weights
 from toolkit.weights import sha256
 
 
@@ -102,3 +103,41 @@ def test_an_archive_with_the_old_keys_loads_and_predicts_as_before(geo_slice, tm
     assert predictor.archive.model.encoder.max_length == 80
     assert list(predictor.predict_lines(questions)) == expected
     assert all(torch.isfinite(p).all() for p in predictor.archive.model.parameters())
+
+
+def test_weights_renamed_since_are_read_under_their_new_names():
+    weights = {"embedding.weight": torch.ones(2), "encoder.w": torch.zeros(1)}
+    assert upgrade_weights(weights, {"source_embedding.weight", "encoder.w"}) == ["embedding.weight"]
+    assert set(weights) == {"source_embedding.weight", "encoder.w"} and torch.equal(weights["source_embedding.weight"], torch.ones(2))
+    unchanged = {"embedding.weight": torch.ones(2)}  # a model that still has the old name keeps it
+    assert upgrade_weights(unchanged, {"embedding.weight"}) == [] and set(unchanged) == {"embedding.weight"}
+
+
+TAGGER = """{
+  dataset_reader: { type: 'conllu' },
+  train_data_path: std.extVar('TRAIN'),
+  grammar: { type: 'tags' },
+  model: { type: 'tagger', encoder: { type: 'transformer', input_dim: 16, layers: { num_layers: 1, num_heads: 2, ff_dim: 32 } } },
+  trainer: { optimizer: { type: 'adam', lr: 3e-3 }, num_epochs: 1, max_tokens: 1024, device: 'cpu', progress_bar: false },
+  random_seed: 3,
+}"""
+
+
+def test_a_tagger_archive_with_its_old_embedding_name_loads_and_tags_as_before(ewt, tmp_path, caplog):
+    (tmp_path / "tagger.jsonnet").write_text(TAGGER)
+    directory = tmp_path / "run"
+    train_model(Params.from_file(tmp_path / "tagger.jsonnet", ext_vars={"TRAIN": str(ewt["train"])}), directory)
+    sentences = [" ".join(line.split()[:6]) for line in ("The old man sat down by the river .", "Tags for every word here")]
+    expected = list(load_predictor(directory).predict_lines(sentences))
+
+    weights = load_file(str(directory / "weights.safetensors"))
+    weights["embedding.weight"] = weights.pop("source_embedding.weight")  # the name the tagger used to save it under
+    save_file(weights, str(directory / "weights.safetensors"))
+    manifest = json.loads((directory / "manifest.json").read_text())
+    manifest["sha256"] = {member: sha256(directory / member) for member in manifest["sha256"]}
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+
+    with caplog.at_level("INFO"):
+        predictor = load_predictor(directory)
+    assert "weights renamed since it was written" in caplog.text and "embedding.weight" in caplog.text
+    assert list(predictor.predict_lines(sentences)) == expected
