@@ -15,7 +15,6 @@ chosen and loose components are attached), and anything penman cannot read is re
 placeholder.
 """
 
-import json
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from typing import Any
 
 import penman
 
-from predictors.predictor import Predictor, chunks
+from predictors.predictor import Predictor, chunks, json_object
 from toolkit.archive import Archive
 from toolkit.data.example import Example
 from toolkit.data.tokenization import lemmatize, tokenize
@@ -81,12 +80,7 @@ class AmrPredictor(Predictor):
         try:
             check_line(line)
             if text.startswith("{"):
-                try:
-                    obj = json.loads(text)
-                except json.JSONDecodeError as error:
-                    raise DataError(f"invalid JSON: {error}") from None
-                if not isinstance(obj, dict):
-                    raise DataError("a JSON input line must be an object")
+                obj = json_object(text)
                 if isinstance(obj.get("tokens"), list) and all(isinstance(token, str) for token in obj["tokens"]):
                     item.tokens = [token for token in obj["tokens"] if token.strip()]
                     item.text = " ".join(item.tokens)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
-from predictors.predictor import Predictor, chunks
+from predictors.predictor import Predictor, chunks, given_tokens, json_object
 from toolkit.archive import Archive
 from toolkit.data.conllu_format import ROW_START, Block, Kind, blocks, parse_sentence
 from toolkit.data.example import Example
@@ -235,7 +235,18 @@ class DependencyPredictor(Predictor):
     # ------------------------------------------------------------ the JSON interface of Predictor.predict
 
     def to_example(self, line: str) -> Example:
-        tokens = [token for token, _ in self.tokenize(line)]
+        """One sentence: plain text, or ``{"tokens": [...]}`` (taken as they are) or ``{"sentence": "..."}`` (tokenised)."""
+        check_line(line)
+        text = line.strip()
+        tokens = None
+        if text.startswith("{"):
+            obj = json_object(text)
+            if (tokens := given_tokens(obj)) is None:
+                text = next((obj[key] for key in ("sentence", "text") if isinstance(obj.get(key), str)), None)
+                if text is None:
+                    raise DataError('a JSON input line needs a "sentence" string or a "tokens" list of tokens without spaces')
+        if tokens is None:
+            tokens = [token for token, _ in self.tokenize(text)]
         if not tokens:
             raise DataError("empty input line")
         if len(tokens) > self.max_words:

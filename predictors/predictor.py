@@ -36,10 +36,7 @@ class Predictor(Registrable):
         if not line:
             raise DataError("empty input line")
         if line.startswith("{"):
-            try:
-                line = self.json_to_text(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise DataError(f"invalid JSON: {error}") from None
+            line = self.json_to_text(json_object(line))
         example = self.reader.text_to_example(line)
         self.model.check_length(example)
         return example
@@ -80,6 +77,25 @@ class Predictor(Registrable):
         """JSON lines for *lines*, decoded *batch_size* at a time so long inputs stream."""
         for chunk in chunks(lines, batch_size):
             yield from (json.dumps(output, ensure_ascii=False) for output in self.predict_batch(chunk))
+
+
+def json_object(line: str) -> dict[str, Any]:
+    """A JSON input line's object; a ``DataError`` for anything else."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise DataError(f"invalid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise DataError("a JSON input line must be an object")
+    return value
+
+
+def given_tokens(obj: dict[str, Any]) -> list[str] | None:
+    """The ``"tokens"`` of a JSON input, when it is a non-empty list of strings without spaces (else ``None``)."""
+    tokens = obj.get("tokens")
+    if isinstance(tokens, list) and tokens and all(isinstance(token, str) and token.strip() and not any(c.isspace() for c in token) for token in tokens):
+        return list(tokens)
+    return None
 
 
 def chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from predictors.predictor import Predictor
+from predictors.predictor import Predictor, given_tokens
 from toolkit.data.example import Example
 from toolkit.errors import DataError
 
@@ -14,8 +14,7 @@ class TaggerPredictor(Predictor):
     """
 
     def json_to_text(self, obj: dict[str, Any]) -> str:
-        tokens = obj.get("tokens")
-        if isinstance(tokens, list) and tokens and all(isinstance(token, str) and token.strip() and not any(c.isspace() for c in token) for token in tokens):
+        if tokens := given_tokens(obj):
             return " ".join(tokens)
         for key in ("sentence", "text"):
             if isinstance(obj.get(key), str):

@@ -128,3 +128,22 @@ def test_an_archive_that_is_not_a_dependency_parser_is_refused():
     archive = Archive(model, {}, None, [], {})  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="needs a dependency parser"):
         DependencyPredictor(archive)
+
+
+def test_the_json_interface_reads_json_objects(dependency_archive):
+    """`predict` reads a JSON line as the other predictors do: given tokens as they are, a sentence tokenised."""
+    from toolkit import load_predictor
+
+    parser = load_predictor(dependency_archive, device="cpu")
+    given = parser.predict('{"tokens": ["Dogs", "bark", "loudly."]}')
+    assert given["tokens"] == ["Dogs", "bark", "loudly."] and len(given["heads"]) == 3  # not re-split
+    assert parser.predict('{"sentence": "Dogs bark loudly."}')["tokens"] == ["Dogs", "bark", "loudly", "."]
+    assert parser.predict("Dogs bark loudly.")["tokens"] == ["Dogs", "bark", "loudly", "."]
+    outputs = parser.predict_batch(['{"tokens": "Dogs"}', '{"tokens": [', "[1]", '{"sentence": ""}'])
+    assert [output.get("error") for output in outputs] == [
+        'a JSON input line needs a "sentence" string or a "tokens" list of tokens without spaces',
+        "invalid JSON: Expecting value: line 1 column 13 (char 12)",
+        None,  # only an object is a JSON input: "[1]" is text
+        "empty input line",
+    ]
+    assert outputs[2]["tokens"] == ["[", "1", "]"]

@@ -149,11 +149,8 @@ def test_stack_buffer_grid_of_a_hand_checked_arc_standard_parse():
 
 
 def test_logical_form_tree_layout_reuses_the_tree_codec():
-    from toolkit.visualization.structures import (
-        logical_form_tree,
-        tree_figure,
-        tree_layout,
-    )
+    from toolkit.visualization.structures import logical_form_tree, tree_figure
+    from toolkit.visualization.svg import tree_layout
 
     text = "( lambda $0 e ( and ( state:t $0 ) ( next_to:t $0 s0 ) ) )"
     tree = logical_form_tree(text)
@@ -172,7 +169,7 @@ def test_logical_form_tree_layout_reuses_the_tree_codec():
 
 
 def test_dependency_tree_without_spacy_is_unavailable(monkeypatch):
-    from toolkit.visualization.structures import Unavailable, dependency_svg
+    from toolkit.visualization.svg import Unavailable, dependency_svg
 
     monkeypatch.setitem(sys.modules, "spacy", None)
     with pytest.raises(Unavailable, match="spaCy is not installed"):
@@ -181,7 +178,7 @@ def test_dependency_tree_without_spacy_is_unavailable(monkeypatch):
 
 def test_dependency_tree_is_a_displacy_svg(tmp_path):
     pytest.importorskip("spacy")
-    from toolkit.visualization.structures import dependency_svg
+    from toolkit.visualization.svg import dependency_svg
 
     path = tmp_path / "tree.svg"
     path.write_text(dependency_svg(["She", "eats", "fish"], [2, 0, 2], ["nsubj", "root", "obj"]))

@@ -27,7 +27,7 @@ import tarfile
 import tempfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -72,6 +72,7 @@ class Archive:
     dataset_reader: DatasetReader
     metrics: list[Metric]
     training_metrics: dict[str, Any]
+    plugins: list[str] = field(default_factory=list)  # the plugin packages it needed, imported when it loaded
 
 
 def write_archive(serialization_dir: str | Path, model: Model) -> Path:
@@ -224,7 +225,7 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
             raise ArchiveError(f"{path}: corrupt {CONFIG_NAME} or {METRICS_NAME}: {error}") from None
         _check_version(directory, path)
-        require_plugins(directory, path)
+        plugins = require_plugins(directory, path)
         if moved := upgrade_config(config):
             logger.info("%s: its config uses keys that have moved; read with the current ones (%s)", path, ", ".join(moved))
         params = Params(config)
@@ -249,7 +250,7 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
         except Exception as error:  # noqa: BLE001 - safetensors raises several types for torn or mismatched files
             raise ArchiveError(f"{path}: cannot load {WEIGHTS_NAME}: {error}") from None
     model.to(device).eval()
-    return Archive(model, config, reader, metrics, training_metrics)
+    return Archive(model, config, reader, metrics, training_metrics, plugins)
 
 
 def toolkit_version() -> str | None:

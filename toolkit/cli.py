@@ -1,4 +1,4 @@
-"""The `toolkit` command: train, evaluate, predict, visualize, oracle, list.
+"""The `toolkit` command: train, evaluate, predict, serve, visualize, oracle, list.
 
 A mistake in the user's input (config, data, archive) prints one ``error:`` line and exits with
 status 1; click's own usage errors exit with 2. Only bugs show a traceback.
@@ -146,6 +146,27 @@ def predict(
         finally:
             if sink is not sys.stdout:
                 sink.close()
+
+
+@cli.command()
+@click.argument("archive", type=click.Path())
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True, help="Most inputs decoded together.")
+@click.option("--max-wait-ms", type=click.FloatRange(min=0), default=0.0, show_default=True, help="How long a batch waits for more requests.")
+@click.option("--predictor", default=None, help="Predictor name (see `toolkit list Predictor`); default: the one the archive's grammar names.")
+@beam_option
+@device_option
+@include_option
+def serve(
+    archive: str, host: str, port: int, batch_size: int, max_wait_ms: float, predictor: str | None, beam_size: int | None, device: str, include: tuple[str, ...]
+) -> None:
+    """Serve ARCHIVE over HTTP: a JSON API (/predict, /draw, /health, /info) and a page at / that draws the parse."""
+    from toolkit import load_predictor
+    from toolkit.serving.server import serve as run_server
+
+    runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include)
+    run_server(runner, predictor or runner.model.grammar.default_predictor, archive, host, port, batch_size, max_wait_ms / 1000)
 
 
 @cli.command()

@@ -124,11 +124,11 @@ def write_plugins(directory: Path, classes: Iterable[type]) -> None:
     write_atomically(directory / PLUGINS_NAME, json.dumps(plugin_records(classes), indent=2) + "\n")
 
 
-def require_plugins(directory: Path, archive: Path) -> None:
-    """Import the plugin packages an archive recorded; one line naming the package if one is missing."""
+def require_plugins(directory: Path, archive: Path) -> list[str]:
+    """Import the plugin packages an archive recorded, and name them; one line naming the package if one is missing."""
     path = directory / PLUGINS_NAME
     if not path.exists():
-        return
+        return []
     try:
         records = json.loads(path.read_text())
         records = [(record["package"], record.get("distribution"), record.get("version")) for record in records]
@@ -147,3 +147,4 @@ def require_plugins(directory: Path, archive: Path) -> None:
         installed = distribution_of(package)
         if distribution and installed and installed[1] != wanted:
             logger.warning("%s was trained with %s %s; %s is installed", archive, distribution, wanted, " ".join(installed))
+    return [package for package, _, _ in records]

@@ -126,14 +126,8 @@ def draw_sentence(model: Model, example, directory: Path, notes: Note) -> Iterat
 
 def draw_structure(grammar, tokens: list[str], result: Any, directory: Path, notes: Note) -> Path | None:
     """The predicted structure as a picture, or ``None`` (with a note) where there is none to draw."""
-    from toolkit.visualization.structures import (
-        Unavailable,
-        amr_digraph,
-        dependency_svg,
-        logical_form_tree,
-        tree_figure,
-        write_graph,
-    )
+    from toolkit.visualization.structures import amr_digraph, logical_form_tree, tree_figure, write_graph
+    from toolkit.visualization.svg import Unavailable, dependency_svg
     from transition_systems.amr.system import AmrTransitionSystem
     from tree_codecs.tree import parse_lisp
 

@@ -1,43 +1,21 @@
-"""Pictures of predicted structures: dependency trees (displaCy SVG), AMR graphs (Graphviz), logical forms (a tree).
+"""Pictures of predicted structures as files: AMR graphs (Graphviz), logical forms (matplotlib).
 
-spaCy and Graphviz's ``dot`` are optional: without spaCy a dependency tree cannot be drawn
-(:class:`Unavailable` says so), and without ``dot`` a graph is written as its ``.dot`` source,
-which ``dot -Tsvg`` turns into the picture later.
+Dependency trees are displaCy SVG (:mod:`toolkit.visualization.svg`). Graphviz's ``dot`` is
+optional: without it a graph is written as its ``.dot`` source, which ``dot -Tsvg`` turns into the
+picture later.
 """
 
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 from matplotlib.figure import Figure
 
 from toolkit.visualization.heatmaps import short
+from toolkit.visualization.svg import tree_layout
 from tree_codecs.tree import Tree, parse_lisp
 
 NO_DOT = "Graphviz's `dot` program is not installed (Debian: apt-get install graphviz), so graphs are written as .dot sources"
-
-
-class Unavailable(Exception):
-    """A picture that cannot be made here (a missing optional package); the message says what to install."""
-
-
-# ---------------------------------------------------------------- dependency trees
-
-
-def dependency_svg(tokens: Sequence[str], heads: Sequence[int], deprels: Sequence[str]) -> str:
-    """DisplaCy's arc diagram of a tree (``heads[i]`` governs word ``i + 1``, 0 is the root) as SVG markup."""
-    try:
-        from spacy import displacy
-    except ImportError:
-        raise Unavailable('dependency trees are drawn by spaCy\'s displaCy, and spaCy is not installed: pip install "parsing-toolkit[spacy]"') from None
-    words = [{"text": token, "tag": "ROOT" if head == 0 else ""} for token, head in zip(tokens, heads)]
-    arcs = [
-        {"start": min(word, head - 1), "end": max(word, head - 1), "label": label, "dir": "left" if word < head - 1 else "right"}
-        for word, (head, label) in enumerate(zip(heads, deprels))
-        if head > 0
-    ]
-    options = {"compact": True, "distance": 110, "word_spacing": 30, "font": "DejaVu Sans, Arial, sans-serif"}
-    return displacy.render({"words": words, "arcs": arcs}, style="dep", manual=True, jupyter=False, options=options)
 
 
 # ---------------------------------------------------------------- AMR graphs
@@ -84,27 +62,6 @@ def write_graph(dot, stem: Path, note: Callable[[str], None]) -> Path:
 def logical_form_tree(text: str, parse: Callable[[str], Tree] = parse_lisp) -> Tree:
     """The tree of a logical form (``( lambda $0 e ( state:t $0 ) )``, or one atom); ``ValueError`` if it is not one."""
     return parse(text)
-
-
-def tree_layout(tree: Tree) -> list[tuple[str, float, int, int]]:
-    """Nodes in pre-order as (label, x, depth, parent index or -1): leaves one unit apart, parents centred over their children."""
-    nodes: list[tuple[str, float, int, int]] = []
-    next_leaf = 0.0
-
-    def place(node: Tree, depth: int, parent: int) -> float:
-        nonlocal next_leaf
-        index = len(nodes)
-        nodes.append((node.label, 0.0, depth, parent))
-        if node.children:
-            xs = [place(child, depth + 1, index) for child in node.children]
-            x = (xs[0] + xs[-1]) / 2
-        else:
-            x, next_leaf = next_leaf, next_leaf + 1
-        nodes[index] = (node.label, x, depth, parent)
-        return x
-
-    place(tree, 0, -1)
-    return nodes
 
 
 def tree_figure(tree: Tree, title: str = "") -> Figure:
