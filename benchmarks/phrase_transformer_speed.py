@@ -31,6 +31,7 @@ ENCODERS = {
     "Transformer (8 word heads)": {"gram_sizes": [0] * 8},
     "PhraseTransformer, LSTM": {"gram_sizes": GRAMS},
     "PhraseTransformer, LSTM + gate": {"gram_sizes": GRAMS, "residual_gate": True},
+    "PhraseTransformer, LSTM, compiled": {"gram_sizes": GRAMS, "compile": True},
     "PhraseTransformer, Sum": {"gram_sizes": GRAMS, "composition": "sum"},
 }
 

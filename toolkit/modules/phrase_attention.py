@@ -5,7 +5,8 @@ An ordinary head compares words. A phrase head of size n first replaces each pos
 key and value by a representation of the n-gram ending there (zero vectors before the first
 word), so it compares phrases: a bidirectional LSTM over the n vectors, whose forward and
 backward final hidden states are summed (Eq. 7-12), or, in the Sum variant, the plain sum of the
-n vectors (Eq. 14-15; scaled by 1/n here, as the authors' code does, to keep its size). An
+n vectors (Eq. 14-15; scaled by 1/n here, as the authors' code does, to keep its size). The LSTM
+is :mod:`toolkit.modules.ngram_lstm`, which computes every window of every sequence at once. An
 optional residual gate mixes the phrase back with the word, ``sigmoid(s) * phrase + (1 - sigmoid(s)) * s``
 (Eq. 13). Heads of the same n share one composer, which also serves their queries, keys and values.
 
@@ -19,6 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from toolkit.modules.attention import MultiHeadAttention
+from toolkit.modules.ngram_lstm import NgramLSTM
 
 Composition = Literal["lstm", "sum"]
 
@@ -27,38 +29,6 @@ def ngram_windows(x: torch.Tensor, n: int) -> torch.Tensor:
     """(..., S, d) -> (..., S, n, d): at position k the n vectors ending at k, oldest first, zeros before the start."""
     padded = F.pad(x, (0, 0, n - 1, 0))  # n - 1 zero vectors before the first position
     return padded.unfold(-2, n, 1).transpose(-1, -2)  # a view: no copy until the composer reads it
-
-
-class NgramLSTM(nn.Module):
-    """Eq. 7-12: a BiLSTM reads each n-gram; its forward and backward final hidden states are summed.
-
-    The weights are an ``nn.LSTM``'s, but the recurrence is unrolled here: n is at most a few
-    steps while the batch holds every n-gram of every sentence (tens of thousands of rows), the
-    shape where the fused CPU kernel is slowest (with it, a 3-layer encoder's forward and backward
-    took 2.4 times as long). Both directions run together as one batched matrix product per step.
-    """
-
-    def __init__(self, n: int, dim: int, dropout: float = 0.0):
-        super().__init__()
-        self.n = n
-        self.dropout = nn.Dropout(dropout)
-        self.lstm = nn.LSTM(dim, dim, batch_first=True, bidirectional=True)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """(..., S, d) -> (..., S, d); every n-gram of every sequence is one row of one batch."""
-        lstm, n = self.lstm, self.n
-        windows = self.dropout(ngram_windows(x, n).reshape(-1, n, x.size(-1)))  # (M, n, d)
-        input_weights = torch.stack((lstm.weight_ih_l0, lstm.weight_ih_l0_reverse))  # (2, 4d, d)
-        hidden_weights = torch.stack((lstm.weight_hh_l0, lstm.weight_hh_l0_reverse)).transpose(1, 2)  # (2, d, 4d)
-        biases = torch.stack((lstm.bias_ih_l0 + lstm.bias_hh_l0, lstm.bias_ih_l0_reverse + lstm.bias_hh_l0_reverse))
-        inputs = torch.einsum("mtd,kgd->ktmg", windows, input_weights) + biases[:, None, None]  # (2, n, M, 4d)
-        hidden = cell = windows.new_zeros(2, windows.size(0), x.size(-1))  # (2, M, d): forward, backward
-        for t in range(n):  # n <= a few steps; the backward direction reads the window from its end
-            gates = torch.stack((inputs[0, t], inputs[1, n - 1 - t])) + torch.bmm(hidden, hidden_weights)
-            i, f, g, o = gates.chunk(4, dim=-1)  # PyTorch's gate order
-            cell = torch.sigmoid(f) * cell + torch.sigmoid(i) * torch.tanh(g)
-            hidden = torch.sigmoid(o) * torch.tanh(cell)
-        return (hidden[0] + hidden[1]).view(x.shape)
 
 
 class NgramSum(nn.Module):
@@ -83,12 +53,13 @@ class PhraseMultiHeadAttention(MultiHeadAttention):
         residual_gate: bool = False,
         dropout: float = 0.0,
         phrase_dropout: float = 0.0,
+        compile: bool = False,
     ):
         super().__init__(dim, len(gram_sizes), dropout)
         head_dim = dim // len(gram_sizes)
         self.residual_gate = residual_gate
         sizes = sorted({n for n in gram_sizes if n > 0})
-        self.composers = nn.ModuleDict({str(n): NgramLSTM(n, head_dim, phrase_dropout) if composition == "lstm" else NgramSum(n) for n in sizes})
+        self.composers = nn.ModuleDict({str(n): NgramLSTM(n, head_dim, phrase_dropout, compile) if composition == "lstm" else NgramSum(n) for n in sizes})
         for n in sizes:  # which heads each composer serves
             heads = torch.tensor([h for h, size in enumerate(gram_sizes) if size == n])
             self.register_buffer(f"heads_{n}", heads, persistent=False)

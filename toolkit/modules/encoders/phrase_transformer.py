@@ -22,7 +22,9 @@ class PhraseTransformerEncoder(TransformerEncoder):
         all); ``[1]`` is the first only, ``[3, 4, 5, 6]`` the upper four of six.
     composition : ``"lstm"`` (n-gram BiLSTM, Eq. 7-12) or ``"sum"`` (Eq. 14-15).
     residual_gate : mix each phrase with its word through Eq. 13's sigmoid gate.
-    phrase_dropout : dropout on the n-gram LSTM's inputs.
+    phrase_dropout : dropout on the n-gram LSTM's inputs (per position).
+    compile : fuse the n-gram LSTM's pointwise steps with ``torch.compile`` (about 25 s to compile,
+        at the first batch; it falls back to eager, with a warning, where compiling fails).
     layers : as for :class:`TransformerEncoder`, but its ``num_heads`` is ``len(gram_sizes)``;
         left at its default, it is set so.
     positional_encoding : as for :class:`TransformerEncoder`; a ``"tree"`` one reads tree inputs.
@@ -36,6 +38,7 @@ class PhraseTransformerEncoder(TransformerEncoder):
         composition: Composition = "lstm",
         residual_gate: bool = False,
         phrase_dropout: float = 0.0,
+        compile: bool = False,
         layers: TransformerSettings = DEFAULT_SETTINGS,
         positional_encoding: Lazy[PositionalEncoding] = Lazy(PositionalEncoding),
     ):
@@ -57,5 +60,5 @@ class PhraseTransformerEncoder(TransformerEncoder):
         self.gram_sizes, self.phrase_layers = list(gram_sizes), sorted(set(phrase_layers))
         for number in self.phrase_layers:
             self.layers[number - 1].attention = PhraseMultiHeadAttention(
-                input_dim, self.gram_sizes, composition, residual_gate, layers.attention_dropout, phrase_dropout
+                input_dim, self.gram_sizes, composition, residual_gate, layers.attention_dropout, phrase_dropout, compile
             )
