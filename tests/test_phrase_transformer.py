@@ -51,7 +51,7 @@ def test_heads_of_one_size_share_one_composer_per_layer():
     encoder = PhraseTransformerEncoder(32, gram_sizes=[0, 0, 2, 2, 3, 3, 4, 4], layers=TransformerSettings(num_layers=2))
     attention = encoder.layers[0].attention
     assert sorted(attention.composers) == ["2", "3", "4"]
-    assert attention.heads_3.tolist() == [4, 5]
+    assert attention.runs == [(0, 2, 0), (2, 4, 2), (4, 6, 3), (6, 8, 4)]
     lstm_parameters = sum(p.numel() for p in attention.composers.parameters())
     head_dim = 4
     one_bilstm = 2 * (4 * head_dim * head_dim * 2 + 2 * 4 * head_dim)  # two directions of W_ih, W_hh, b_ih, b_hh
@@ -157,3 +157,30 @@ def test_heads_are_one_per_gram_size():
 
 def test_padding_mask_shape_is_what_phrase_attention_reads():
     assert padding_mask(torch.tensor([[True, False]])).shape == (1, 1, 1, 2)
+
+
+def test_head_runs_and_heads_of_one_size_apart_share_their_composer():
+    from toolkit.modules.phrase_attention import head_runs
+
+    assert head_runs([0, 0, 2, 2, 3, 3, 4, 4]) == [(0, 2, 0), (2, 4, 2), (4, 6, 3), (6, 8, 4)]
+    assert head_runs([2, 0, 2, 3]) == [(0, 1, 2), (1, 2, 0), (2, 3, 2), (3, 4, 3)]
+    torch.manual_seed(0)
+    sizes = [2, 0, 2, 3]
+    attention = PhraseMultiHeadAttention(16, sizes, residual_gate=True).eval()
+    seen = capture_heads(attention)
+    x = torch.randn(2, 5, 16)
+    tokens = torch.arange(5) < torch.tensor([[5], [3]])  # (B, S): the second sentence has 3 words
+    mask = padding_mask(tokens)
+    attention(x, x, mask)
+    # the reference: every head of one n gathered, composed together, and put back
+    keys, values = attention.project_keys_values(x)
+    qkv = torch.stack((attention.split_heads(attention.query(x)), keys, values))
+    qkv = qkv.masked_fill(~mask.transpose(-1, -2).unsqueeze(0), 0.0)
+    for n in (2, 3):
+        heads = torch.tensor([h for h, size in enumerate(sizes) if size == n])
+        words = qkv.index_select(2, heads)
+        gate = torch.sigmoid(words)
+        qkv = qkv.index_copy(2, heads, gate * attention.composers[str(n)](words) + (1 - gate) * words)
+    real = tokens.view(2, 1, 5, 1)  # padded positions may differ: attention never reads them
+    for got, expected in zip((seen["q"], seen["k"], seen["v"]), qkv.unbind(0)):
+        assert torch.allclose(got * real, expected * real, atol=1e-6)

@@ -60,9 +60,7 @@ class PhraseMultiHeadAttention(MultiHeadAttention):
         self.residual_gate = residual_gate
         sizes = sorted({n for n in gram_sizes if n > 0})
         self.composers = nn.ModuleDict({str(n): NgramLSTM(n, head_dim, phrase_dropout, compile) if composition == "lstm" else NgramSum(n) for n in sizes})
-        for n in sizes:  # which heads each composer serves
-            heads = torch.tensor([h for h, size in enumerate(gram_sizes) if size == n])
-            self.register_buffer(f"heads_{n}", heads, persistent=False)
+        self.runs = head_runs(gram_sizes)  # consecutive heads of one n: a view each, no gathering
 
     def forward(self, query: torch.Tensor, source: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False) -> torch.Tensor:
         """Self-attention over *query* (B, S, D) (*source* must be the same sequence); *mask* (B, 1, 1, S)."""
@@ -70,15 +68,29 @@ class PhraseMultiHeadAttention(MultiHeadAttention):
             raise ValueError("phrase attention is self-attention: n-grams of queries and keys come from one sequence")
         keys, values = self.project_keys_values(source)
         qkv = torch.stack((self.split_heads(self.query(query)), keys, values))  # (3, B, H, S, d)
-        if mask is not None:  # padding enters no n-gram as anything but zeros
-            qkv = qkv.masked_fill(~mask.transpose(-1, -2).unsqueeze(0), 0.0)  # mask as (1, B, 1, S, 1)
-        for n, composer in self.composers.items():
-            heads = getattr(self, f"heads_{n}")
-            words = qkv.index_select(2, heads)  # (3, B, H_n, S, d)
-            phrases = composer(words)
-            if self.residual_gate:
-                gate = torch.sigmoid(words)
-                phrases = gate * phrases + (1 - gate) * words
-            qkv = qkv.index_copy(2, heads, phrases.to(qkv.dtype))
-        q, keys, values = qkv.unbind(0)
+        padding = None if mask is None else ~mask.transpose(-1, -2).unsqueeze(0)  # (1, B, 1, S, 1)
+        parts = []
+        for start, stop, n in self.runs:
+            words = qkv[:, :, start:stop]  # (3, B, H_run, S, d)
+            if n:
+                if padding is not None:  # zeros for padding, as the n-grams before the first word see
+                    words = words.masked_fill(padding, 0.0)
+                phrases = self.composers[str(n)](words).to(qkv.dtype)
+                if self.residual_gate:
+                    gate = torch.sigmoid(words)
+                    phrases = gate * phrases + (1 - gate) * words
+                words = phrases
+            parts.append(words)
+        q, keys, values = (torch.cat(parts, dim=2) if len(parts) > 1 else parts[0]).unbind(0)
         return self.attend_heads(q, keys, values, mask, causal)
+
+
+def head_runs(gram_sizes: list[int]) -> list[tuple[int, int, int]]:
+    """Maximal runs of consecutive heads with one gram size, as (start, stop, n): [0, 0, 2, 2, 3] -> (0, 2, 0), (2, 4, 2), (4, 5, 3)."""
+    runs: list[tuple[int, int, int]] = []
+    for head, n in enumerate(gram_sizes):
+        if runs and runs[-1][2] == n:
+            runs[-1] = (runs[-1][0], head + 1, n)
+        else:
+            runs.append((head, head + 1, n))
+    return runs
