@@ -92,7 +92,9 @@ def test_compile_falls_back_to_eager_where_torch_compile_fails(monkeypatch, capl
         for a, b in zip(outputs_and_gradients(compiled, x, lambda module, inputs: module(inputs)), outputs_and_gradients(eager, x, lambda m, i: m(i))):
             assert torch.equal(a, b)
     assert compiled.kernels.compile is False
-    assert [record.message for record in caplog.records] == ["phrase heads: torch.compile failed here (torch.compile is not supported on this platform), so they run eagerly"]
+    assert [record.message for record in caplog.records] == [
+        "phrase heads: torch.compile failed here (torch.compile is not supported on this platform), so they run eagerly"
+    ]
 
 
 @pytest.mark.slow
