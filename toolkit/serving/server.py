@@ -8,7 +8,6 @@ from toolkit.errors import ToolkitError
 
 logger = logging.getLogger(__name__)
 
-GRACE = 30  # seconds that requests in flight get to finish after SIGTERM
 
 
 def describe(archive: str | Path, predictor, name: str) -> dict[str, Any]:
@@ -43,5 +42,5 @@ def serve(predictor, name: str, archive: str | Path, host: str, port: int, batch
     batcher = Batcher(predictor.predict_batch, batch_size=batch_size, max_wait=max_wait)
     app = create_app(predictor, batcher, describe(archive, predictor, name))
     logger.info("serving %s on http://%s:%d/ (batches of up to %d inputs)", archive, host, port, batch_size)
-    config = uvicorn.Config(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=GRACE, access_log=False)
-    uvicorn.Server(config).run()  # SIGTERM: stop accepting, finish what was accepted, then the lifespan drains the batcher
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=None, access_log=False)
+    uvicorn.Server(config).run()  # SIGTERM: stop accepting, finish every accepted request (no time limit), then the lifespan drains the batcher
