@@ -9,7 +9,6 @@ from toolkit.errors import ToolkitError
 logger = logging.getLogger(__name__)
 
 
-
 def describe(archive: str | Path, predictor, name: str) -> dict[str, Any]:
     """What ``/info`` says of the model: where it came from, what it parses, how well it scored."""
     from toolkit.archive import toolkit_version
