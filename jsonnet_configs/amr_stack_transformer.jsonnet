@@ -30,7 +30,8 @@ local common = { input_dim: dim, layers: { num_layers: layers, num_heads: heads,
   train_data_path: dir + 'amr-bank-struct-v3.0-train.txt',
   validation_data_path: dir + 'amr-bank-struct-v3.0-dev.txt',
   test_data_path: dir + 'amr-bank-struct-v3.0-test.txt',
-  grammar: { type: 'amr', restrict_pred_labels: true, smatch_seed: 13 },
+  // The aligner (which the oracle uses) reads USC/ISI's AMR dictionaries: verbalizations, derivations, role words.
+  grammar: { type: 'amr', restrict_pred_labels: true, smatch_seed: 13, dictionaries: data_root + '/amr-dictionaries' },
   vocabulary: { min_count: { tokens: 2 } },
   model: {
     type: 'encoder_decoder',

@@ -1,21 +1,35 @@
 """A rule-based token–node aligner for AMR graphs without alignments.
 
-Rules, tried per node in PENMAN order (a token is preferred when no other node took it, then the
-one nearest to the parent's token):
+Steps, in order (each relies on the ones before; within a step, nodes go in PENMAN order):
 
-- **names**: a ``name`` node's ``:opN`` strings are found as a token span (case-insensitive);
-  the name node, its strings and the entity node above it (``:name``) align to the span's start.
-- **exact / lemma / prefix**: the concept without its sense (``see-01`` -> ``see``) equals a
-  token or its lemma, or shares a prefix of at least 4 characters with it (``magnificent``,
-  ``happiness`` -> ``happy``); pronouns through their forms (``i`` -> ``me``, ``my``).
-- **numbers and dates**: a number constant matches its digits, a number word or an ordinal; a
-  month matches its name; a ``date-entity`` aligns with its first aligned part.
-- **constants**: ``-`` (polarity) matches a negation word (``not``, ``n't``, ``never``, ``no``, ...).
+1. **names**: a ``name`` node's ``:opN`` strings are found as a token span (case-insensitive);
+   the name, its strings and the entity above it (``:name``) align to the span's start
+   (multiword entities become one span the oracle merges), and the entity's ``:wiki`` is made
+   with the entity (a dependent, below).
+2. **words**: a concept or constant matches a token by, best first: the word itself (``see-01``
+   without its sense, ``boy``); its lemma, a pronoun's forms (``i`` -> ``me``, ``my``), USC/ISI's
+   verbalization and derivation lists (``teacher`` -> ``teach-01``, ``conquest`` ->
+   ``conquer-01``, see :mod:`transition_systems.amr.lexicon`) or the cue words of abstract and
+   modal concepts (``because`` -> ``cause-01``, ``can`` -> ``possible-01``, ``not`` -> ``-``);
+   concepts of several words (``at-hand``, ``give-up-07``: their words in order within a few
+   tokens); and last a shared stem (a prefix of 4 characters, or the whole of a shorter concept,
+   also after a negative prefix: ``impenetrable`` -> ``penetrate-01``). Numbers match digits,
+   number words and ordinals, months their names, ``-`` also a negated word (``unhappy``).
+   Ties go to a token no other node took, then to the one nearest an aligned neighbour (so a
+   re-entrant node sits by the words around it).
+3. **structure**, repeated until nothing changes: concepts AMR adds around a word align with
+   that word: an entity or quantity (``date-entity``, ``temporal-quantity``) with its ``:unit``
+   or first aligned part; ``have-rel-role-91`` / ``have-org-role-91`` with their role word
+   (``:ARG2``); ``have-degree-91`` / ``have-quant-91`` with their degree word (``:ARG3``, e.g.
+   ``more``), else their ``:ARG2``; ``person``, ``thing`` and the other verbalized heads with the
+   frame they are an argument of (``teacher``: ``person`` with ``teach-01``); ``possible-01``
+   with an ``-able`` word its argument sits on; ``and``/``or`` with a comma between two operands.
 
 A node no rule aligns is *dependent* when it is a leaf with a single parent (the transition
 system makes it with ``DEPENDENT`` right after its parent, e.g. ``:polarity -`` without a
-negation word, ``:wiki -``); any other unaligned node is *force-aligned* to the token of its
-nearest aligned neighbour in the graph, as the Stack-Transformer paper does to raise oracle Smatch.
+negation word, ``:mode imperative``); any other unaligned node is *force-aligned* to the token of
+its nearest aligned neighbour in the graph, as the Stack-Transformer paper does to raise oracle
+Smatch (the grammar's ``force_align``).
 """
 
 from __future__ import annotations
@@ -25,9 +39,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from transition_systems.amr.graph import GoldGraph
+from transition_systems.amr.lexicon import CUES, NEGATIVE_PREFIXES, PUNCTUATION, Lexicon
 
 SENSE = re.compile(r"-\d\d$")
-NEGATIONS = frozenset({"not", "n't", "no", "never", "none", "nothing", "nobody", "nowhere", "neither", "nor", "without", "cannot", "non"})
 PRONOUNS = {
     "i": {"i", "me", "my", "mine", "myself"},
     "you": {"you", "your", "yours", "yourself", "yourselves"},
@@ -96,6 +110,8 @@ MONTHS = {
     )
 }
 PREFIX = 4
+WINDOW = 4  # how far apart the words of a multiword concept may be
+EMPTY = Lexicon()
 
 
 @dataclass
@@ -116,21 +132,26 @@ def _base(label: str) -> str:
     return SENSE.sub("", label).lower()
 
 
-def _matches(base: str, token: str, lemma: str) -> int:
-    """How well a concept matches a token: 3 exact, 2 lemma, 1 prefix, 0 not at all."""
-    if base == token:
-        return 3
-    if base == lemma or base in PRONOUNS.get(token, ()) or token in PRONOUNS.get(base, ()):
-        return 2
-    if len(base) >= PREFIX and len(token) >= PREFIX and (base[:PREFIX] == token[:PREFIX] or base[:PREFIX] == lemma[:PREFIX]):
-        return 1
-    return 0
+def _abstract(label: str) -> bool:
+    """AMR's own frames and entity types (``have-rel-role-91``, ``date-entity``), which align by cue words and structure only."""
+    return label.endswith(("-91", "-entity", "-quantity"))
+
+
+def _stem_matches(base: str, token: str, lemma: str) -> bool:
+    """A shared stem: 4 common initial characters, or a short concept that begins the word, also after a negative prefix."""
+    words = [token, lemma] + [token[len(prefix) :] for prefix in NEGATIVE_PREFIXES if token.startswith(prefix)]
+    for word in words:
+        if len(base) >= PREFIX and len(word) >= PREFIX and base[:PREFIX] == word[:PREFIX]:
+            return True
+        if len(base) >= 3 and word.startswith(base):
+            return True
+    return False
 
 
 def _constant_matches(label: str, token: str, lemma: str) -> bool:
     value = label.strip('"').lower()
     if label == "-":
-        return token in NEGATIONS or lemma in NEGATIONS
+        return token in CUES["-"] or lemma in CUES["-"]
     if value in (token, lemma):
         return True
     if NUMBER_WORDS.get(token) == value or MONTHS.get(token) == value:
@@ -138,32 +159,33 @@ def _constant_matches(label: str, token: str, lemma: str) -> bool:
     return bool(token) and token.replace(",", "") == value
 
 
-def align(graph: GoldGraph, tokens: Sequence[str], lemmas: Sequence[str]) -> Alignment:
+def align(graph: GoldGraph, tokens: Sequence[str], lemmas: Sequence[str], lexicon: Lexicon = EMPTY) -> Alignment:
     """Align every node of *graph* to a token of the sentence, or mark it dependent (see the module docstring)."""
-    aligner = _Aligner(graph, tokens, lemmas)
+    aligner = _Aligner(graph, tokens, lemmas, lexicon)
     aligner.align_names()
-    aligner.align_by_rules()
-    aligner.align_dates()
+    aligner.align_words()
+    aligner.align_by_structure()
     aligner.mark_dependents()
     aligner.force_align()
     return aligner.alignment
 
 
 class _Aligner:
-    """One sentence's alignment in progress: the steps run in order, as each relies on the ones before.
+    """One sentence's alignment in progress.
 
     *used* holds the tokens a rule has taken, so that later rules prefer free tokens.
     """
 
-    def __init__(self, graph: GoldGraph, tokens: Sequence[str], lemmas: Sequence[str]) -> None:
-        self.graph, self.lemmas = graph, lemmas
+    def __init__(self, graph: GoldGraph, tokens: Sequence[str], lemmas: Sequence[str], lexicon: Lexicon) -> None:
+        self.graph, self.lexicon = graph, lexicon
         self.lowered = [token.lower() for token in tokens]
+        self.lemmas = [lemma.lower() for lemma in lemmas]
         self.alignment = Alignment()
         self.used: set[int] = set()
-        self.parents: dict[str, list[str]] = {}
+        self.parents: dict[str, list[tuple[str, str]]] = {}
         self.children: dict[str, list[tuple[str, str]]] = {}
         for source, role, target in graph.edges:
-            self.parents.setdefault(target, []).append(source)
+            self.parents.setdefault(target, []).append((role, source))
             self.children.setdefault(source, []).append((role, target))
         self.edges_of = graph.neighbours()
 
@@ -172,8 +194,17 @@ class _Aligner:
         self.alignment.tokens[node] = index
         self.used.add(index)
 
+    def token_of(self, node: str, roles: Sequence[str] = ()) -> int | None:
+        """The token of *node*'s first aligned child by one of *roles* (any role if none given)."""
+        for role, target in self.children.get(node, ()):
+            if (not roles or role in roles) and target in self.alignment.tokens:
+                return self.alignment.tokens[target]
+        return None
+
+    # ------------------------------------------------------------ 1. names
+
     def align_names(self) -> None:
-        """Names first: a ``name`` node's ``:opN`` strings as a token span, which the name's entity takes too."""
+        """A ``name`` node's ``:opN`` strings as a token span, which the name's entity (and its ``:wiki``) take too."""
         graph, alignment, lowered = self.graph, self.alignment, self.lowered
         for node in graph.nodes:
             if graph.labels[node] != "name" or node in alignment.tokens:
@@ -187,48 +218,130 @@ class _Aligner:
                 continue
             spans = [start for start in range(len(lowered) - len(words) + 1) if lowered[start : start + len(words)] == words]
             if not spans:
+                self.align_name_by_stem(node, ops)
                 continue
             start = next((s for s in spans if s not in self.used), spans[0])
             for offset, (_, target) in enumerate(ops):
                 self.put(target, start + offset)
             self.put(node, start)
-            for entity in self.parents.get(node, ()):
-                if any(role == "name" and target == node for role, target in self.children.get(entity, ())) and entity not in alignment.tokens:
+            for role, entity in self.parents.get(node, ()):
+                if role == "name" and entity not in alignment.tokens:
                     self.put(entity, start)
                     alignment.names[entity] = (start, start + len(words))
+                    for wiki in (target for role, target in self.children.get(entity, ()) if role == "wiki" and target in graph.constants):
+                        alignment.dependents.add(wiki)
+
+    def align_name_by_stem(self, name: str, ops: list[tuple[str, str]]) -> None:
+        """A one-word name written differently (``Turkey`` for ``Turkish``) goes with a word of its stem; no span is merged."""
+        if len(ops) != 1:
+            return
+        word = self.graph.labels[ops[0][1]].strip('"').lower()
+        index = next((i for i, token in enumerate(self.lowered) if len(token) >= PREFIX and _stem_matches(word, token, self.lemmas[i])), None)
+        if index is None:
+            return
+        for node in (ops[0][1], name, *(entity for role, entity in self.parents.get(name, ()) if role == "name")):
+            if node not in self.alignment.tokens:
+                self.put(node, index)
+
+    # ------------------------------------------------------------ 2. words
+
+    def score(self, node: str, index: int) -> int:
+        """How well token *index* realises *node*: 3 the word itself, 2 by lemma or lexicon, 1 by stem, 0 not at all."""
+        graph, token, lemma = self.graph, self.lowered[index], self.lemmas[index]
+        label = graph.labels[node]
+        if node in graph.constants:
+            if _constant_matches(label, token, lemma):
+                return 3
+            negated = label == "-" and any(token.startswith(prefix) and len(token) > len(prefix) + 3 for prefix in NEGATIVE_PREFIXES)
+            return 1 if negated and any(self.alignment.tokens.get(parent) == index for _, parent in self.parents.get(node, ())) else 0
+        cues = CUES.get(label, ())
+        if _abstract(label):  # no word is spelled like have-rel-role-91: cue words only
+            return 2 if token in cues or lemma in cues else 0
+        base = _base(label)
+        if base == token:
+            return 3
+        if base == lemma or token in cues or lemma in cues or base in PRONOUNS.get(token, ()) or token in PRONOUNS.get(base, ()):
+            return 2
+        if self.lexicon.evokes(token, base) or self.lexicon.evokes(lemma, base) or self.multiword(base, index):
+            return 2
+        return int(_stem_matches(base, token, lemma))
+
+    def multiword(self, base: str, index: int) -> bool:
+        """Whether a concept of several words (``at-hand``, ``give-up``) starts at token *index*, its other words following within ``WINDOW`` tokens."""
+        parts = base.split("-")
+        if len(parts) < 2 or parts[0] not in (self.lowered[index], self.lemmas[index]):
+            return False
+        position = index
+        for part in parts[1:]:
+            following = range(position + 1, min(position + 1 + WINDOW, len(self.lowered)))
+            position = next((i for i in following if part in (self.lowered[i], self.lemmas[i])), -1)
+            if position < 0:
+                return False
+        return True
 
     def best(self, node: str) -> int | None:
-        """The token matching *node* best: the best match, then a free token, then the nearest to the parent's token."""
-        graph, alignment = self.graph, self.alignment
-        label = graph.labels[node]
-        scores = []
-        for index, (token, lemma) in enumerate(zip(self.lowered, self.lemmas)):
-            if node in graph.constants:
-                score = 3 * _constant_matches(label, token, lemma)
-            else:
-                score = _matches(_base(label), token, lemma)
-            if score:
-                scores.append((score, index))
+        """The token matching *node* best: the best match, then a free token, then the nearest to an aligned neighbour."""
+        scores = [(score, index) for index in range(len(self.lowered)) if (score := self.score(node, index))]
         if not scores:
             return None
-        anchor = next((alignment.tokens[p] for p in self.parents.get(node, ()) if p in alignment.tokens), None)
-        return max(scores, key=lambda item: (item[0], item[1] not in self.used, -abs(item[1] - anchor) if anchor is not None else -item[1]))[1]
+        near = [self.alignment.tokens[other] for role, other in self.parents.get(node, []) + self.children.get(node, []) if other in self.alignment.tokens]
 
-    def align_by_rules(self) -> None:
-        """Every other node but dates, by the concept and constant rules, in PENMAN order."""
+        def distance(index: int) -> int:
+            return min((abs(index - anchor) for anchor in near), default=index)
+
+        return max(scores, key=lambda item: (item[0], item[1] not in self.used, -distance(item[1])))[1]
+
+    def align_words(self) -> None:
+        """Every node not yet aligned, by its word (step 2), in PENMAN order."""
         for node in self.graph.nodes:
-            if node not in self.alignment.tokens and self.graph.labels[node] != "date-entity":
+            if node not in self.alignment.tokens and node not in self.alignment.dependents:
                 index = self.best(node)
                 if index is not None:
                     self.put(node, index)
 
-    def align_dates(self) -> None:
-        """A ``date-entity`` goes with its first aligned part (its parts are aligned by then)."""
-        for node in self.graph.nodes:
-            if self.graph.labels[node] == "date-entity" and node not in self.alignment.tokens:
-                parts = sorted(self.alignment.tokens[target] for _, target in self.children.get(node, ()) if target in self.alignment.tokens)
-                if parts:
-                    self.put(node, parts[0])
+    # ------------------------------------------------------------ 3. structure
+
+    def structural(self, node: str) -> int | None:
+        """The token of the word that *node*, a concept AMR adds around a word, goes with (step 3), if aligned."""
+        label, graph = self.graph.labels[node], self.graph
+        if node in graph.constants:
+            return None
+        if label.endswith(("-entity", "-quantity")) or label == "rate-entity-91":
+            return self.token_of(node, ("unit",)) if self.token_of(node, ("unit",)) is not None else self.token_of(node)
+        if label in ("have-rel-role-91", "have-org-role-91"):
+            return self.token_of(node, ("ARG2", "ARG3"))
+        if label in ("have-degree-91", "have-quant-91"):
+            return self.token_of(node, ("ARG3",)) if self.token_of(node, ("ARG3",)) is not None else self.token_of(node, ("ARG2",))
+        if label == "possible-01":
+            able = (i for i in (self.token_of(node, ("ARG1",)),) if i is not None and self.lowered[i].endswith(("able", "ible", "ably", "ibly")))
+            return next(able, None)
+        if label in ("and", "or"):
+            operands = sorted(
+                self.alignment.tokens[target] for role, target in self.children.get(node, ()) if role.startswith("op") and target in self.alignment.tokens
+            )
+            commas = (i for i in range(operands[0] + 1, operands[-1]) if self.lowered[i] in (",", ";")) if len(operands) >= 2 else iter(())
+            return next(commas, None)
+        if label in ("person", "thing") or label in self.lexicon.heads:
+            frames = (source for source, role, target in graph.inverted if target == node and role.startswith("ARG"))
+            return next((self.alignment.tokens[frame] for frame in frames if frame in self.alignment.tokens), None)
+        if label in PUNCTUATION:
+            marks = [index for index, token in enumerate(self.lowered) if token in PUNCTUATION[label]]
+            return next((index for index in marks if index not in self.used), marks[0] if marks else None)
+        return None
+
+    def align_by_structure(self) -> None:
+        """Step 3, repeated while it aligns something (a ``person`` waits for its ``have-rel-role-91``)."""
+        changed = True
+        while changed:
+            changed = False
+            for node in self.graph.nodes:
+                if node not in self.alignment.tokens:
+                    index = self.structural(node)
+                    if index is not None:
+                        self.put(node, index)
+                        changed = True
+
+    # ------------------------------------------------------------ what is left
 
     def mark_dependents(self) -> None:
         """Unaligned leaves with a single parent are made with ``DEPENDENT`` after it, so need no token."""

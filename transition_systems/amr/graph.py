@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import penman
+from penman import layout
 
 CONSTANT_WORDS = frozenset({"imperative", "interrogative", "expressive"})
 NUMBER = re.compile(r"[-+]?\d+(?:[.,/:]\d+)*")
@@ -39,6 +40,7 @@ class GoldGraph:
     constants: frozenset[str]
     edges: tuple[tuple[str, str, str], ...]
     top: str
+    inverted: frozenset[tuple[str, str, str]] = frozenset()  # edges written as ``:role-of`` (the target above its source)
 
     @classmethod
     def of(cls, graph: penman.Graph) -> GoldGraph:
@@ -48,11 +50,14 @@ class GoldGraph:
             if source not in labels:
                 nodes.append(source)
             labels[source] = target if target is not None else "thing"
-        constants, edges = set(), []
-        for source, role, target in graph.triples:
+        constants, edges, inverted = set(), [], set()
+        for triple in graph.triples:
+            source, role, target = triple
             if role == ":instance":
                 continue
             role = role[1:]
+            if target in labels and layout.appears_inverted(graph, triple):
+                inverted.add((source, role, target))
             if target in labels:
                 edges.append((source, role, target))
             elif source in labels:
@@ -62,7 +67,7 @@ class GoldGraph:
                 constants.add(constant)
                 edges.append((source, role, constant))
         top = graph.top if graph.top in labels else nodes[0]
-        return cls(tuple(nodes), labels, frozenset(constants), tuple(dict.fromkeys(edges)), top)
+        return cls(tuple(nodes), labels, frozenset(constants), tuple(dict.fromkeys(edges)), top, frozenset(inverted))
 
     def neighbours(self) -> dict[str, list[tuple[str, str, str]]]:
         """Per node, the edges it takes part in (in either direction)."""

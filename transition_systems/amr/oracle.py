@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import penman
 
 from toolkit.data.example import Example
-from transition_systems.amr.aligner import Alignment, align
+from transition_systems.amr.aligner import Alignment
 from transition_systems.amr.graph import GoldGraph
 from transition_systems.amr.state import (
     CLOSE,
@@ -52,7 +52,7 @@ class StaticOracle:
         self.actions: list[str] = []
         self.status = "exact"
         sentence = start.sentence
-        self.alignment: Alignment = align(self.gold, sentence.tokens, sentence.lemmas)
+        self.alignment: Alignment = system.align(self.gold, sentence)
         n = len(sentence.tokens)
         # entity spans: merged tokens' nodes move to the span's start
         self.span_at: dict[int, int] = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 import penman
@@ -17,8 +18,9 @@ from toolkit.data.example import Example
 from toolkit.data.tokenization import lemmatize
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.grammars.grammar import Grammar
-from transition_systems.amr.aligner import align
+from transition_systems.amr.aligner import Alignment, align
 from transition_systems.amr.graph import GoldGraph, same_graph
+from transition_systems.amr.lexicon import Lexicon
 from transition_systems.amr.oracle import StaticOracle
 from transition_systems.amr.state import CLOSE, COPY_LEMMA, LA, PRED, ROOT, SHIFT, AmrState, Sentence
 
@@ -79,6 +81,9 @@ class AmrTransitionSystem(Grammar):
         force_align: make the nodes no alignment rule reaches at a graph neighbour's token (the
             paper's trick). ``false`` leaves them out of the oracle (to measure what the trick is
             worth: their edges are lost, and loose parts are attached with ``:mod``).
+        dictionaries: a folder with USC/ISI's AMR dictionaries (verbalizations, derivations, role
+            words; see :mod:`transition_systems.amr.lexicon`) for the aligner, which the oracle
+            uses in training; ``null`` aligns by the built-in rules alone. Parsing never reads it.
     """
 
     default_predictor = "amr"
@@ -96,6 +101,7 @@ class AmrTransitionSystem(Grammar):
         max_actions_per_token: float = 6.0,
         smatch_seed: int = 13,
         force_align: bool = True,
+        dictionaries: str | None = None,
     ) -> None:
         for key, value in (("max_merge", max_merge), ("max_nodes_per_span", max_nodes_per_span), ("max_nodes", max_nodes)):
             if value < 1:
@@ -113,6 +119,16 @@ class AmrTransitionSystem(Grammar):
             raise ConfigurationError(f"must be > 0, got {max_actions_per_token}", key="max_actions_per_token")
         self.max_nodes_per_token, self.max_actions_per_token = max_nodes_per_token, max_actions_per_token
         self.smatch_seed, self.force_align = smatch_seed, force_align
+        self.dictionaries = dictionaries
+
+    @cached_property
+    def lexicon(self) -> Lexicon:
+        """The aligner's dictionaries, read on first use (training and ``toolkit oracle``; never when parsing)."""
+        return Lexicon.load(self.dictionaries)
+
+    def align(self, graph: GoldGraph, sentence: Sentence) -> Alignment:
+        """The aligner's token for each node of *graph* (:func:`~transition_systems.amr.aligner.align`)."""
+        return align(graph, sentence.tokens, sentence.lemmas, self.lexicon)
 
     def node_limit(self, tokens: int) -> int:
         """The most nodes a graph of a *tokens*-token sentence may have."""
@@ -190,7 +206,7 @@ class AmrTransitionSystem(Grammar):
             except DataError:
                 continue
             state = self.initial_state(example)
-            alignment = align(graph, state.sentence.tokens, state.sentence.lemmas)
+            alignment = self.align(graph, state.sentence)
             counts["nodes"] += len(graph.nodes)
             counts["rule_aligned_nodes"] += alignment.rule_aligned
             counts["force_aligned_nodes"] += len(alignment.forced)

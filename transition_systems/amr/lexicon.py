@@ -1,0 +1,177 @@
+"""What words evoke which AMR concepts: USC/ISI's public AMR dictionaries, and cue words for abstract concepts.
+
+The dictionaries are data read from a configured folder (the grammar's ``dictionaries``; with
+``../shared/data`` that is ``DATA_ROOT/amr-dictionaries``), found by name, any version:
+
+- ``verbalization-list-*.txt``: ``VERBALIZE teacher TO person :ARG0-of teach-01``: a word that
+  stands for one or more concepts (all of ``VERBALIZE``, ``MAYBE-VERBALIZE`` and
+  ``DO-NOT-VERBALIZE`` lines: the last says how AMR does *not* annotate the word, which still ties
+  the word to its concepts when an annotator did);
+- ``morph-verbalization-*.txt``: ``::DERIV-VERB "conquer" ::DERIV-NOUN "conquest"
+  ::DERIV-NOUN-ACTOR "conqueror"``: nouns and actor nouns that AMR writes as their verb's frame;
+- ``have-rel-role-91-roles-*.txt`` / ``have-org-role-91-roles-*.txt``: ``USE-HAVE-REL-ROLE-91-ARG2
+  friend``: the role words a ``have-rel-role-91`` / ``have-org-role-91`` takes as ``:ARG2``.
+
+A file whose lines are not in its format (a web page saved under a dictionary's name, say) is
+reported in one warning, naming the file and line, and not used. No folder, or an empty one,
+gives an empty lexicon: the aligner then uses its own rules alone.
+
+The cue words (:data:`CUES`) are the usual English realisations of AMR's abstract and modal
+concepts, as AMR's guidelines annotate them (``because`` -> ``cause-01``, ``can`` ->
+``possible-01``, ``but`` -> ``contrast-01``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+_WORD = r"[^\s\"]+"
+FORMATS = {
+    "verbalization-list": re.compile(rf"^(?:MAYBE-|DO-NOT-)?VERBALIZE ({_WORD}) TO (.+)$"),
+    "morph-verbalization": re.compile(r'^(?:::DERIV-[A-Z-]+ "[^"]+"\s*)+$'),
+    "have-rel-role-91-roles": re.compile(rf"^(?:MAYBE-)?USE-HAVE-REL-ROLE-91-ARG2 ({_WORD})(?:\s+:standard ({_WORD}))?"),
+    "have-org-role-91-roles": re.compile(rf"^(?:MAYBE-)?USE-HAVE-ORG-ROLE-91-ARG2 ({_WORD})(?:\s+:standard ({_WORD}))?"),
+}
+DERIVATION = re.compile(r'::DERIV-([A-Z-]+) "([^"]+)"')
+
+CUES: dict[str, frozenset[str]] = {
+    concept: frozenset(words.split())
+    for concept, words in {
+        "cause-01": "because since so why therefore thus hence reason cause due consequently as for",
+        "possible-01": "can could ca may might able unable possible possibly impossible maybe perhaps capable",
+        "obligate-01": "must have has had need needs should ought necessary got",
+        "recommend-01": "should ought recommend advise better",
+        "permit-01": "may let allow allowed permit",
+        "likely-01": "likely probably probable",
+        "contrast-01": "but yet however although though while whereas still nevertheless instead",
+        "have-concession-91": "although though despite even yet still nevertheless however anyway",
+        "have-condition-91": "if unless provided whenever otherwise",
+        "and": "and , ; also both plus then as well",
+        "or": "or nor either neither whether",
+        "amr-unknown": "what who whom whose which where when why how whether if",
+        "thing": "what something anything everything nothing thing things which that",
+        "person": "who whom someone somebody anyone anybody everyone everybody nobody one people those",
+        "somebody": "someone somebody anybody anyone nobody one",
+        "truth-value": "whether if",
+        "include-91": "of among including include includes out",
+        "be-located-at-91": "here there where in at on is are was were be located",
+        "age-01": "old age aged young",
+        "before": "until till before ago earlier previously",
+        "after": "after later since afterwards then",
+        "resemble-01": "like as similar alike resemble",
+        "instead-of-91": "instead rather",
+        "have-purpose-91": "for to so purpose",
+        "rate-entity-91": "per a an every each",
+        "say-01": "say says said tell told add added answer answered reply replied ask asked cry cried exclaim "
+        "exclaimed shout shouted continue continued murmur murmured whisper whispered declare declared",
+        "dollar": "$ dollars",
+        "percentage-entity": "% percent",
+        "euro": "€ euros",
+        "pound": "£ pounds",
+        "mean-01": "mean means meant",
+        "again": "again more once",
+        "have-frequency-91": "times time often frequently once twice",
+        "relative-position": "from away ahead behind near far beside above below inside outside opposite",
+        "have-polarity-91": "whether if",
+        "same-01": "same",
+        "other": "else other another",
+        "multi-sentence": ". ; : ! ?",
+        "-": "not n't no never none nothing nobody nowhere neither nor without cannot non",
+    }.items()
+}
+# Punctuation that stands for a concept when no word does: a quotation for ``say-01``, a question mark for ``amr-unknown``.
+PUNCTUATION = {"say-01": (":", '"'), "amr-unknown": ("?",)}
+NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Word -> concept knowledge the aligner reads; empty without dictionaries (see the module docstring)."""
+
+    concepts: Mapping[str, frozenset[str]] = field(default_factory=dict)  # word -> concepts it verbalizes (no senses)
+    verbs: Mapping[str, frozenset[str]] = field(default_factory=dict)  # noun / actor noun -> its verbs
+    role_words: frozenset[str] = frozenset()  # words a have-rel-role-91 / have-org-role-91 takes as :ARG2
+    heads: frozenset[str] = frozenset()  # concepts a verbalization puts over a frame: person, thing, ship (``:ARG0-of``)
+    digest: str = ""  # SHA-256 of the files used, for the record
+
+    def evokes(self, word: str, base: str) -> bool:
+        """Whether *word* (a lowercased token or lemma) stands for the concept *base* (no sense) by the dictionaries."""
+        return base in self.concepts.get(word, ()) or base in self.verbs.get(word, ())
+
+    @classmethod
+    def load(cls, folder: str | Path | None) -> Lexicon:
+        """The dictionaries in *folder*, read once per folder; each damaged file is reported once and left out."""
+        return _load(None if folder is None else str(folder))
+
+
+_SENSE = re.compile(r"-\d\d$")
+
+
+@lru_cache(maxsize=8)
+def _load(folder: str | None) -> Lexicon:
+    if folder is None:
+        return Lexicon()
+    if not Path(folder).is_dir():
+        logger.warning("AMR dictionaries: no folder %s; aligning without them", folder)
+        return Lexicon()
+    concepts: dict[str, set[str]] = {}
+    verbs: dict[str, set[str]] = {}
+    roles: set[str] = set()
+    heads: set[str] = set()
+    digest = hashlib.sha256()
+    for kind, pattern in FORMATS.items():
+        for path in sorted(Path(folder).glob(f"{kind}-*.txt")):
+            lines = _read(path, pattern)
+            if lines is None:
+                continue
+            digest.update(path.read_bytes())
+            for match in lines:
+                if kind == "verbalization-list":
+                    parts = match[2].split("#")[0].split()
+                    evoked = [_SENSE.sub("", part) for part in parts if not part.startswith(":") and part != "-"]
+                    concepts.setdefault(match[1].lower(), set()).update(evoked)
+                    if len(parts) > 1 and re.fullmatch(r":ARG\d-of", parts[1]):
+                        heads.add(evoked[0])
+                elif kind == "morph-verbalization":
+                    _add_derivations(verbs, DERIVATION.findall(match[0]))
+                else:
+                    roles.update(word.lower() for word in match.groups() if word)
+    frozen = {word: frozenset(evoked) for word, evoked in concepts.items()}
+    return Lexicon(frozen, {word: frozenset(v) for word, v in verbs.items()}, frozenset(roles), frozenset(heads), digest.hexdigest())
+
+
+def _read(path: Path, pattern: re.Pattern[str]) -> list[re.Match[str]] | None:
+    """The matches of *path*'s data lines, or ``None`` (with a warning naming the line) if one is not in the format."""
+    matches = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        logger.warning("AMR dictionaries: cannot read %s (%s); not used", path, error)
+        return None
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = pattern.match(line)
+        if match is None:
+            logger.warning("AMR dictionaries: %s:%d is not in the file's format (%.40r); the file is not used", path, number, line)
+            return None
+        matches.append(match)
+    return matches
+
+
+def _add_derivations(verbs: dict[str, set[str]], pairs: Iterable[tuple[str, str]]) -> None:
+    """One morph-verbalization line: each noun and actor noun maps to the line's verb."""
+    pairs = list(pairs)
+    for verb in (word for kind, word in pairs if kind == "VERB"):
+        for kind, word in pairs:
+            if kind != "VERB":
+                verbs.setdefault(word.lower(), set()).add(verb.lower())
