@@ -393,3 +393,21 @@ def test_symbol_ids_and_components_agree_with_their_definitions(data):
         if state.is_final() or not choices:
             break
         state = state.apply(data.draw(st.sampled_from(choices)))
+
+
+def test_fit_raises_the_decoding_caps_to_what_the_oracle_needs():
+    # one word that stands for nine nodes: more than the default 3 per token (+ 4) allow
+    dense = example(
+        "Sept.",
+        "sept.",
+        "(d / date-entity :month 9 :mod (a / a :mod (b / b :mod (c / c :mod (e / e :mod (f / f :mod (g / g :mod (h / h))))))))",
+    )
+    default = AmrTransitionSystem()
+    assert default.run_oracle(dense)[1] == "fallback"  # a one-node graph: the cap cut it
+    fitted = AmrTransitionSystem()
+    raised = fitted.fit([dense])
+    # 9 nodes from 1 token: (9 - 4) / 1 = 5 per token; 24 actions: (24 - 10) / 1 = 14 per token; each times 1.25
+    assert {key: value for key, value in raised.items() if key.startswith("max_")} == {"max_nodes_per_token": 6.3, "max_actions_per_token": 17.6}
+    assert fitted.node_limit(1) == 10 and fitted.run_oracle(dense)[1] == "exact"
+    assert replay(fitted, dense).result() == fitted.gold(dense)
+    assert not any(key.startswith("max_") for key in AmrTransitionSystem().fit([REENTRANCY]))  # the defaults suffice

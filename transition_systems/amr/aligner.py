@@ -137,6 +137,10 @@ def _abstract(label: str) -> bool:
     return label.endswith(("-91", "-entity", "-quantity"))
 
 
+def _negated(word: str) -> bool:
+    return any(word.startswith(prefix) and len(word) > len(prefix) + 3 for prefix in NEGATIVE_PREFIXES)
+
+
 def _stem_matches(base: str, token: str, lemma: str) -> bool:
     """A shared stem: 4 common initial characters, or a short concept that begins the word, also after a negative prefix."""
     words = [token, lemma] + [token[len(prefix) :] for prefix in NEGATIVE_PREFIXES if token.startswith(prefix)]
@@ -250,10 +254,7 @@ class _Aligner:
         graph, token, lemma = self.graph, self.lowered[index], self.lemmas[index]
         label = graph.labels[node]
         if node in graph.constants:
-            if _constant_matches(label, token, lemma):
-                return 3
-            negated = label == "-" and any(token.startswith(prefix) and len(token) > len(prefix) + 3 for prefix in NEGATIVE_PREFIXES)
-            return 1 if negated and any(self.alignment.tokens.get(parent) == index for _, parent in self.parents.get(node, ())) else 0
+            return 3 * _constant_matches(label, token, lemma)
         cues = CUES.get(label, ())
         if _abstract(label):  # no word is spelled like have-rel-role-91: cue words only
             return 2 if token in cues or lemma in cues else 0
@@ -304,8 +305,9 @@ class _Aligner:
     def structural(self, node: str) -> int | None:
         """The token of the word that *node*, a concept AMR adds around a word, goes with (step 3), if aligned."""
         label, graph = self.graph.labels[node], self.graph
-        if node in graph.constants:
-            return None
+        if node in graph.constants:  # a polarity on a negated word (``unhappy``, ``impenetrable``) goes with it
+            parents = (self.alignment.tokens[parent] for _, parent in self.parents.get(node, ()) if parent in self.alignment.tokens)
+            return next((index for index in parents if label == "-" and _negated(self.lowered[index])), None)
         if label.endswith(("-entity", "-quantity")) or label == "rate-entity-91":
             return self.token_of(node, ("unit",)) if self.token_of(node, ("unit",)) is not None else self.token_of(node)
         if label in ("have-rel-role-91", "have-org-role-91"):

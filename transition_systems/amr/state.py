@@ -181,8 +181,8 @@ class AmrState(State):
             left = sum(symbol.startswith(LA) for symbol in between) < MAX_EDGES_BETWEEN
             right = sum(symbol.startswith(RA) for symbol in between) < MAX_EDGES_BETWEEN
         preds = None
-        if create and system.pred_labels is not None:
-            preds = system.pred_labels.get(self.sentence.key(self.cursor, self.span_end), system.open_labels)
+        if create:
+            preds = system.labels_for(self.sentence.key(self.cursor, self.span_end))
         close = not tokens_left and bool(self.labels) and self.top >= 0 and self._connected()
         return AmrAllowed(
             create=create,

@@ -6,7 +6,9 @@ static oracle (:mod:`transition_systems.amr.oracle`), whose actions it learns PR
 
 from __future__ import annotations
 
+import copy
 import logging
+import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from functools import cached_property
@@ -25,6 +27,8 @@ from transition_systems.amr.oracle import StaticOracle
 from transition_systems.amr.state import CLOSE, COPY_LEMMA, LA, PRED, ROOT, SHIFT, AmrState, Sentence
 
 logger = logging.getLogger(__name__)
+UNBOUNDED = 10**9
+CAP_MARGIN = 1.25  # caps fitted on training data leave this much room for unseen sentences
 
 
 class GoldAmr:
@@ -76,7 +80,9 @@ class AmrTransitionSystem(Grammar):
         max_actions_per_token: the action budget: after this many actions per token, plus 10,
             the state only allows moves that finish the graph (see ``AmrState.allowed``), so even
             an untrained model's decode ends, well-formed, in a bounded number of steps. The
-            Little Prince oracle needs at most 5.8 (2.9 on average).
+            Little Prince oracle needs at most 4.5. :meth:`fit` raises this and the node caps
+            above to what the training data's oracle needs (times 1.25), so a cap never cuts
+            a graph of the data the grammar was fitted on.
         smatch_seed: the seed of Smatch's random restarts in ``toolkit oracle``.
         force_align: make the nodes no alignment rule reaches at a graph neighbour's token (the
             paper's trick). ``false`` leaves them out of the oracle (to measure what the trick is
@@ -130,6 +136,12 @@ class AmrTransitionSystem(Grammar):
         """The aligner's token for each node of *graph* (:func:`~transition_systems.amr.aligner.align`)."""
         return align(graph, sentence.tokens, sentence.lemmas, self.lexicon)
 
+    def labels_for(self, key: str) -> frozenset[str] | None:
+        """The PRED labels allowed at a span whose lemma is *key*: those training saw with it, else the open ones (``None``: any)."""
+        if self.pred_labels is None:
+            return None
+        return self.pred_labels.get(key, self.open_labels)
+
     def node_limit(self, tokens: int) -> int:
         """The most nodes a graph of a *tokens*-token sentence may have."""
         return min(self.max_nodes, int(self.max_nodes_per_token * tokens) + 4)
@@ -174,13 +186,15 @@ class AmrTransitionSystem(Grammar):
         return GoldAmr(self.target(example))
 
     def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
-        """Learn which PRED labels each lemma takes in the training *examples* (the oracle's PRED actions).
+        """Learn from the training *examples* what parsing them takes: the caps (:meth:`fit_caps`) and which
+        PRED labels each lemma takes (the oracle's PRED actions; only when restricting).
 
-        Returns ``{"pred_labels": {lemma: [labels]}, "open_labels": [labels]}`` for the run's config;
-        nothing when not restricting.
+        Returns what changed, for the run's config: raised caps, ``{"pred_labels": {lemma: [labels]},
+        "open_labels": [labels]}``.
         """
+        fitted = self.fit_caps(examples)
         if not self.restrict_pred_labels or self.pred_labels is not None:
-            return {}
+            return fitted
         table: dict[str, set[str]] = defaultdict(set)
         for example in examples:
             try:
@@ -195,7 +209,43 @@ class AmrTransitionSystem(Grammar):
         lemmas_of: Counter[str] = Counter(label for labels in table.values() for label in labels)
         self.open_labels = frozenset(label for label, count in lemmas_of.items() if self.open_label_lemmas and count >= self.open_label_lemmas)
         self.pred_labels = {lemma: frozenset(labels) | self.open_labels for lemma, labels in table.items()}
-        return {"pred_labels": {lemma: sorted(labels) for lemma, labels in sorted(table.items())}, "open_labels": sorted(self.open_labels)}
+        return {**fitted, "pred_labels": {lemma: sorted(labels) for lemma, labels in sorted(table.items())}, "open_labels": sorted(self.open_labels)}
+
+    def fit_caps(self, examples: Sequence[Example]) -> dict[str, float]:
+        """Raise the caps that bound a decode (nodes, nodes per span and per token, actions per token) to what
+        the oracle needs on *examples*, with a margin, so that no graph of them falls back because of a cap
+        set for the data the defaults were chosen on. Returns the raised caps.
+        """
+        unbounded = copy.copy(self)
+        unbounded.max_nodes = unbounded.max_nodes_per_span = UNBOUNDED
+        unbounded.max_nodes_per_token = unbounded.max_actions_per_token = UNBOUNDED
+        needs: dict[str, float] = {}
+        for example in examples:
+            try:
+                actions, status = unbounded.run_oracle(example)
+            except DataError:
+                continue
+            if status == "fallback":
+                continue
+            state, per_span = unbounded.initial_state(example), 0
+            for action in actions:
+                state = state.apply(action)
+                per_span = max(per_span, state.here)
+            tokens, nodes = len(state.sentence.tokens), len(state.labels)
+            for key, need in (
+                ("max_nodes", nodes),
+                ("max_nodes_per_span", per_span),
+                ("max_nodes_per_token", (nodes - 4) / tokens),
+                ("max_actions_per_token", (len(actions) - 10) / tokens),
+            ):
+                needs[key] = max(needs.get(key, 0), need)
+        raised: dict[str, float] = {}
+        for key, need in needs.items():
+            wanted = math.ceil(need * CAP_MARGIN) if key in ("max_nodes", "max_nodes_per_span") else round(need * CAP_MARGIN + 0.05, 1)
+            if wanted > getattr(self, key):
+                setattr(self, key, wanted)
+                raised[key] = wanted
+        return raised
 
     def data_report(self, examples: Sequence[Example]) -> dict[str, int]:
         """Node alignment counts and how many graphs the oracle relabelled or could not build."""
