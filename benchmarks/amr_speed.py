@@ -1,16 +1,13 @@
-"""AMR: oracle quality and speed on The Little Prince, Smatch scoring speed, and (with an archive) parse speed.
+"""AMR speed on The Little Prince: the oracle, Smatch scoring, and (with an archive) parsing.
 
-1. Oracle Smatch per split, two ways: the grammar fitted on the split itself (what ``toolkit
-   oracle CONFIG DATA`` reports: the cap set by the transition system, the aligner and the oracle)
-   and fitted on the training split (the cap a trained parser really has, since PRED labels
-   unseen with a lemma in training are not allowed); with exact round trips (an exact
-   isomorphism check), relabelled graphs and fallbacks.
-2. Oracle sentences/sec on the training split: the static oracle alone (alignment included), and
+(Oracle quality, alignment and Smatch ceilings are in ``benchmarks/amr_alignment.py``.)
+
+1. Oracle sentences/sec on the training split: the static oracle alone (alignment included), and
    ``Grammar.derive`` (oracle, then the state machine replaying it with stack/buffer features, as
    indexing for training does).
-3. Smatch pairs/sec of the seeded ``smatch`` metric: identical pairs (each gold against its
+2. Smatch pairs/sec of the seeded ``smatch`` metric: identical pairs (each gold against its
    oracle replay) and unrelated pairs (each graph against the next one), where hill climbing works harder.
-4. With ``--archive``: parse sentences/sec on the CPU (greedy and beam) on the test split, with Smatch.
+3. With ``--archive``: parse sentences/sec on the CPU (greedy and beam) on the test split, with Smatch.
 
     python benchmarks/amr_speed.py [--data DATA_ROOT/amr-little-prince] [--archive runs/amr/model.tar.gz]
         [--threads 2] [--repeats 1]
@@ -25,7 +22,6 @@ from pathlib import Path
 import transition_systems  # noqa: F401  (registers the amr grammar)
 from toolkit.data.dataset_readers import DatasetReader
 from toolkit.metrics.smatch import Smatch
-from toolkit.oracle import replay_oracle
 from toolkit.params import data_root
 from transition_systems.amr import AmrTransitionSystem
 
@@ -48,26 +44,7 @@ def main() -> None:
     reader = DatasetReader.by_name("penman")()
     data = {split: reader.read(folder / f"amr-bank-struct-v3.0-{split}.txt") for split in SPLITS}
 
-    print("## Oracle Smatch (seeded smatch, 5 restarts)\n")
-    print("| split | graphs | fitted on | exact round trips | relabelled | fallbacks | Smatch |")
-    print("|---|---:|---|---:|---:|---:|---:|")
-    on_train = AmrTransitionSystem()
-    on_train.fit(data["train"])
-    for split in SPLITS:
-        for fitted_on, grammar in (("itself", None), ("train", on_train)):
-            if grammar is None:
-                grammar = AmrTransitionSystem()
-                grammar.fit(data[split])
-            elif split == "train":
-                continue
-            report = replay_oracle(grammar, data[split])
-            print(
-                f"| {split} | {report['examples']} | {fitted_on} | {report['exact_round_trips']} | "
-                f"{report.get('oracle_relabelled', 0)} | {report.get('oracle_fallback', 0) + report['oracle_errors']} | "
-                f"{100 * report['smatch']:.2f} |"
-            )
-
-    print("\n## Oracle speed (train split)\n")
+    print("## Oracle speed (train split)\n")
     grammar = AmrTransitionSystem()
     grammar.fit(data["train"])
     examples = data["train"]

@@ -141,10 +141,14 @@ def _negated(word: str) -> bool:
     return any(word.startswith(prefix) and len(word) > len(prefix) + 3 for prefix in NEGATIVE_PREFIXES)
 
 
-def _stem_matches(base: str, token: str, lemma: str) -> bool:
-    """A shared stem: 4 common initial characters, or a short concept that begins the word, also after a negative prefix."""
-    words = [token, lemma] + [token[len(prefix) :] for prefix in NEGATIVE_PREFIXES if token.startswith(prefix)]
-    for word in words:
+def _stem_forms(token: str, lemma: str) -> tuple[str, ...]:
+    """The forms of a word whose stem a concept may share: itself, its lemma, and itself after a negative prefix."""
+    return (token, lemma, *(token[len(prefix) :] for prefix in NEGATIVE_PREFIXES if token.startswith(prefix)))
+
+
+def _stem_matches(base: str, forms: tuple[str, ...]) -> bool:
+    """A shared stem: 4 common initial characters, or a short concept that begins the word (see :func:`_stem_forms`)."""
+    for word in forms:
         if len(base) >= PREFIX and len(word) >= PREFIX and base[:PREFIX] == word[:PREFIX]:
             return True
         if len(base) >= 3 and word.startswith(base):
@@ -184,6 +188,8 @@ class _Aligner:
         self.graph, self.lexicon = graph, lexicon
         self.lowered = [token.lower() for token in tokens]
         self.lemmas = [lemma.lower() for lemma in lemmas]
+        self.forms = [_stem_forms(token, lemma) for token, lemma in zip(self.lowered, self.lemmas)]
+        self.evoked = [lexicon.evoked(token) | lexicon.evoked(lemma) for token, lemma in zip(self.lowered, self.lemmas)]
         self.alignment = Alignment()
         self.used: set[int] = set()
         self.parents: dict[str, list[tuple[str, str]]] = {}
@@ -240,7 +246,7 @@ class _Aligner:
         if len(ops) != 1:
             return
         word = self.graph.labels[ops[0][1]].strip('"').lower()
-        index = next((i for i, token in enumerate(self.lowered) if len(token) >= PREFIX and _stem_matches(word, token, self.lemmas[i])), None)
+        index = next((i for i, token in enumerate(self.lowered) if len(token) >= PREFIX and _stem_matches(word, self.forms[i])), None)
         if index is None:
             return
         for node in (ops[0][1], name, *(entity for role, entity in self.parents.get(name, ()) if role == "name")):
@@ -249,23 +255,27 @@ class _Aligner:
 
     # ------------------------------------------------------------ 2. words
 
-    def score(self, node: str, index: int) -> int:
-        """How well token *index* realises *node*: 3 the word itself, 2 by lemma or lexicon, 1 by stem, 0 not at all."""
-        graph, token, lemma = self.graph, self.lowered[index], self.lemmas[index]
-        label = graph.labels[node]
-        if node in graph.constants:
-            return 3 * _constant_matches(label, token, lemma)
-        cues = CUES.get(label, ())
+    def scores(self, node: str) -> list[int]:
+        """How well each token realises *node*: 3 the word itself, 2 by lemma or lexicon, 1 by stem, 0 not at all."""
+        label = self.graph.labels[node]
+        tokens = range(len(self.lowered))
+        if node in self.graph.constants:
+            return [3 * _constant_matches(label, self.lowered[i], self.lemmas[i]) for i in tokens]
+        cues = CUES.get(label, frozenset())
         if _abstract(label):  # no word is spelled like have-rel-role-91: cue words only
-            return 2 if token in cues or lemma in cues else 0
+            return [2 if self.lowered[i] in cues or self.lemmas[i] in cues else 0 for i in tokens]
         base = _base(label)
+        return [self.word_score(base, cues, i) for i in tokens]
+
+    def word_score(self, base: str, cues: frozenset[str], index: int) -> int:
+        token, lemma = self.lowered[index], self.lemmas[index]
         if base == token:
             return 3
         if base == lemma or token in cues or lemma in cues or base in PRONOUNS.get(token, ()) or token in PRONOUNS.get(base, ()):
             return 2
-        if self.lexicon.evokes(token, base) or self.lexicon.evokes(lemma, base) or self.multiword(base, index):
+        if base in self.evoked[index] or self.multiword(base, index):
             return 2
-        return int(_stem_matches(base, token, lemma))
+        return int(_stem_matches(base, self.forms[index]))
 
     def multiword(self, base: str, index: int) -> bool:
         """Whether a concept of several words (``at-hand``, ``give-up``) starts at token *index*, its other words following within ``WINDOW`` tokens."""
@@ -282,7 +292,7 @@ class _Aligner:
 
     def best(self, node: str) -> int | None:
         """The token matching *node* best: the best match, then a free token, then the nearest to an aligned neighbour."""
-        scores = [(score, index) for index in range(len(self.lowered)) if (score := self.score(node, index))]
+        scores = [(score, index) for index, score in enumerate(self.scores(node)) if score]
         if not scores:
             return None
         near = [self.alignment.tokens[other] for role, other in self.parents.get(node, []) + self.children.get(node, []) if other in self.alignment.tokens]

@@ -104,7 +104,11 @@ class Lexicon:
 
     def evokes(self, word: str, base: str) -> bool:
         """Whether *word* (a lowercased token or lemma) stands for the concept *base* (no sense) by the dictionaries."""
-        return base in self.concepts.get(word, ()) or base in self.verbs.get(word, ())
+        return base in self.evoked(word)
+
+    def evoked(self, word: str) -> frozenset[str]:
+        """The concepts (no senses) the dictionaries tie *word* to: what it verbalizes, and the verbs it derives from."""
+        return self.concepts.get(word, frozenset()) | self.verbs.get(word, frozenset())
 
     @classmethod
     def load(cls, folder: str | Path | None) -> Lexicon:
