@@ -181,3 +181,32 @@ def test_without_force_alignment_the_oracle_keeps_most_of_little_prince_dev():
     report = replay_oracle(grammar, examples)
     # measured 0.9802 (84.86 before the dictionaries, cue words and structural rules); 19 of 1,245 nodes unaligned
     assert report["smatch"] >= 0.97 and report["oracle_errors"] == 0
+
+
+# ------------------------------------------------------------ frames
+
+
+def test_fit_records_the_dictionaries_frames_and_the_oracle_copies_them(dictionaries):
+    from toolkit.data.example import Example
+
+    grammar = AmrTransitionSystem(dictionaries=str(dictionaries))
+    digestion = Example(
+        ["the", "death", "of", "the", "snake"], penman.decode("(d / die-01 :ARG1 (s / snake))"), {"lemmas": ("the", "death", "of", "the", "snake")}
+    )
+    fitted = grammar.fit([digestion])
+    # a VERBALIZE line's frame, else the only derivation's verb + -01; DO-NOT-VERBALIZE lines make no frame
+    assert fitted["frames"] == {"afraid": "fear-01", "death": "die-01", "sailor": "sail-01"}
+    actions = grammar.oracle(digestion)
+    assert "COPY_FRAME" in actions and not any(action.startswith("PRED:die") for action in actions)
+    state = grammar.initial_state(digestion)
+    assert "COPY_FRAME" not in state.allowed()  # "the" has no frame
+    for action in actions:
+        state = state.apply(action)
+    assert grammar.gold(digestion) == state.result()
+    # the archive's grammar: built from the recorded config, without the dictionaries
+    rebuilt = AmrTransitionSystem(**{key: value for key, value in fitted.items() if key != "open_labels"}, open_labels=fitted["open_labels"])
+    state = rebuilt.initial_state(digestion)
+    for action in actions:  # what parsing needs: the state machine makes the frame without the dictionaries
+        state = state.apply(action)
+    assert rebuilt.dictionaries is None and grammar.gold(digestion) == state.result()
+    assert AmrTransitionSystem().fit([digestion]).get("frames") is None  # no dictionaries, no frames

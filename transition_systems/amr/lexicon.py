@@ -9,6 +9,9 @@ The dictionaries are data read from a configured folder (the grammar's ``diction
   the word to its concepts when an annotator did);
 - ``morph-verbalization-*.txt``: ``::DERIV-VERB "conquer" ::DERIV-NOUN "conquest"
   ::DERIV-NOUN-ACTOR "conqueror"``: nouns and actor nouns that AMR writes as their verb's frame;
+
+A word's *frame* (what the ``COPY_FRAME`` action makes) is its ``VERBALIZE`` line's frame
+(``afraid`` -> ``fear-01``), else its derivation's verb with sense 01 (``digestion`` -> ``digest-01``).
 - ``have-rel-role-91-roles-*.txt`` / ``have-org-role-91-roles-*.txt``: ``USE-HAVE-REL-ROLE-91-ARG2
   friend``: the role words a ``have-rel-role-91`` / ``have-org-role-91`` takes as ``:ARG2``.
 
@@ -100,6 +103,7 @@ class Lexicon:
     verbs: Mapping[str, frozenset[str]] = field(default_factory=dict)  # noun / actor noun -> its verbs
     role_words: frozenset[str] = frozenset()  # words a have-rel-role-91 / have-org-role-91 takes as :ARG2
     heads: frozenset[str] = frozenset()  # concepts a verbalization puts over a frame: person, thing, ship (``:ARG0-of``)
+    frames: Mapping[str, str] = field(default_factory=dict)  # word -> the frame AMR writes it as: digestion -> digest-01
     digest: str = ""  # SHA-256 of the files used, for the record
 
     def evokes(self, word: str, base: str) -> bool:
@@ -130,6 +134,7 @@ def _load(folder: str | None) -> Lexicon:
     verbs: dict[str, set[str]] = {}
     roles: set[str] = set()
     heads: set[str] = set()
+    verbalized: dict[str, str] = {}
     digest = hashlib.sha256()
     for kind, pattern in FORMATS.items():
         for path in sorted(Path(folder).glob(f"{kind}-*.txt")):
@@ -144,12 +149,18 @@ def _load(folder: str | None) -> Lexicon:
                     concepts.setdefault(match[1].lower(), set()).update(evoked)
                     if len(parts) > 1 and re.fullmatch(r":ARG\d-of", parts[1]):
                         heads.add(evoked[0])
+                    frame = next((part for part in parts if _SENSE.search(part)), None)
+                    if match[0].startswith("VERBALIZE") and frame and match[1].lower() not in verbalized:
+                        verbalized[match[1].lower()] = frame
                 elif kind == "morph-verbalization":
                     _add_derivations(verbs, DERIVATION.findall(match[0]))
                 else:
                     roles.update(word.lower() for word in match.groups() if word)
+    # a word's frame: a VERBALIZE line's (with its sense), else its only derivation's verb with sense 01
+    frames = {word: f"{next(iter(verb))}-01" for word, verb in sorted(verbs.items()) if len(verb) == 1}
+    frames.update(verbalized)
     frozen = {word: frozenset(evoked) for word, evoked in concepts.items()}
-    return Lexicon(frozen, {word: frozenset(v) for word, v in verbs.items()}, frozenset(roles), frozenset(heads), digest.hexdigest())
+    return Lexicon(frozen, {word: frozenset(v) for word, v in verbs.items()}, frozenset(roles), frozenset(heads), frames, digest.hexdigest())
 
 
 def _read(path: Path, pattern: re.Pattern[str]) -> list[re.Match[str]] | None:

@@ -1,8 +1,8 @@
 """The static oracle of the AMR transition system: the actions that rebuild a gold graph.
 
 The oracle walks the sentence left to right. At each token it merges the span of a named entity
-the aligner found, makes the nodes aligned there (``ENTITY``, ``COPY_LEMMA``, ``COPY_SENSE01`` or
-``PRED``), and right after making a node adds every gold edge between it and the nodes already
+the aligner found, makes the nodes aligned there (``ENTITY``, ``COPY_LEMMA``, ``COPY_SENSE01``,
+``COPY_FRAME`` or ``PRED``), and right after making a node adds every gold edge between it and the nodes already
 on the stack (``SWAP`` brings each one next to the top, ``LA``/``RA`` adds the edge), then its
 dependent leaves (``DEPENDENT``). Completed nodes are reduced, and ``SHIFT`` moves on; ``CLOSE``
 ends. Since every node is aligned or force-aligned (:mod:`transition_systems.amr.aligner`), the
@@ -24,6 +24,7 @@ from transition_systems.amr.aligner import Alignment
 from transition_systems.amr.graph import GoldGraph
 from transition_systems.amr.state import (
     CLOSE,
+    COPY_FRAME,
     COPY_LEMMA,
     COPY_SENSE01,
     DEPENDENT,
@@ -47,7 +48,7 @@ class StaticOracle:
     """One run of the static oracle on one example (see the module docstring)."""
 
     def __init__(self, system: AmrTransitionSystem, example: Example, graph: penman.Graph, start: AmrState) -> None:
-        self.gold = GoldGraph.of(graph)
+        self.system, self.gold = system, GoldGraph.of(graph)
         self.state = start
         self.actions: list[str] = []
         self.status = "exact"
@@ -140,6 +141,8 @@ class StaticOracle:
             action = COPY_LEMMA
         elif label == f"{key}-01":
             action = COPY_SENSE01
+        elif label == self.system.frame_of(key):
+            action = COPY_FRAME
         else:
             action = f"{PRED}:{label}"
             if action not in state.allowed():

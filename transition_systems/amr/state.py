@@ -4,7 +4,9 @@ Actions (the paper's set; a label follows the first colon):
 
 - ``SHIFT``: the current token span is done; the cursor moves to the next token.
 - ``MERGE``: extend the current span by the next token (multi-word spans), before any node is made from it.
-- ``PRED:<concept>``, ``COPY_LEMMA`` (the span's lemma), ``COPY_SENSE01`` (lemma + ``-01``) and
+- ``PRED:<concept>``, ``COPY_LEMMA`` (the span's lemma), ``COPY_SENSE01`` (lemma + ``-01``),
+  ``COPY_FRAME`` (the frame the grammar's ``frames`` table gives the lemma: ``digestion`` ->
+  ``digest-01``; only where it has one) and
   ``ENTITY:<type>`` (a ``<type>`` node with ``:name (name :op1 "w1" :op2 "w2" ...)`` from the span's
   tokens) make a node aligned to the current span and push it on the stack. A span may make
   several nodes. Constants (``-``, ``6``, ``"Paris"``, ``imperative``) are nodes too.
@@ -40,11 +42,11 @@ if TYPE_CHECKING:
     from transition_systems.amr.system import AmrTransitionSystem
 
 SHIFT, REDUCE, MERGE, SWAP, CLOSE = "SHIFT", "REDUCE", "MERGE", "SWAP", "CLOSE"
-COPY_LEMMA, COPY_SENSE01 = "COPY_LEMMA", "COPY_SENSE01"
+COPY_LEMMA, COPY_SENSE01, COPY_FRAME = "COPY_LEMMA", "COPY_SENSE01", "COPY_FRAME"
 PRED, ENTITY, DEPENDENT, LA, RA = "PRED", "ENTITY", "DEPENDENT", "LA", "RA"
 ROOT = "root"
 MAX_EDGES_BETWEEN = 2  # edges from one node to another
-ACTION_KINDS = (SHIFT, REDUCE, MERGE, PRED, COPY_LEMMA, COPY_SENSE01, ENTITY, DEPENDENT, LA, RA, SWAP, CLOSE)
+ACTION_KINDS = (SHIFT, REDUCE, MERGE, PRED, COPY_LEMMA, COPY_SENSE01, COPY_FRAME, ENTITY, DEPENDENT, LA, RA, SWAP, CLOSE)
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class AmrAllowed:
     """
 
     create: bool = False
+    frame: bool = False  # COPY_FRAME: the span's lemma has a frame
     merge: bool = False
     shift: bool = False
     reduce: bool = False
@@ -75,6 +78,8 @@ class AmrAllowed:
             return False
         if symbol in (COPY_LEMMA, COPY_SENSE01):
             return self.create
+        if symbol == COPY_FRAME:
+            return self.frame
         flag = {SHIFT: self.shift, REDUCE: self.reduce, MERGE: self.merge, SWAP: self.swap, CLOSE: self.close}.get(symbol)
         if flag is not None:
             return flag
@@ -100,6 +105,7 @@ class AmrAllowed:
         flags = (
             (self.create, COPY_LEMMA),
             (self.create, COPY_SENSE01),
+            (self.frame, COPY_FRAME),
             (self.shift, SHIFT),
             (self.reduce, REDUCE),
             (self.merge, MERGE),
@@ -180,12 +186,14 @@ class AmrState(State):
             excluded = frozenset(between)
             left = sum(symbol.startswith(LA) for symbol in between) < MAX_EDGES_BETWEEN
             right = sum(symbol.startswith(RA) for symbol in between) < MAX_EDGES_BETWEEN
-        preds = None
+        preds, frame = None, False
         if create:
-            preds = system.labels_for(self.sentence.key(self.cursor, self.span_end))
+            key = self.sentence.key(self.cursor, self.span_end)
+            preds, frame = system.labels_for(key), system.frame_of(key) is not None
         close = not tokens_left and bool(self.labels) and self.top >= 0 and self._connected()
         return AmrAllowed(
             create=create,
+            frame=frame,
             merge=merge,
             shift=shift,
             reduce=reduce,
@@ -246,6 +254,8 @@ class AmrState(State):
             return self._create(key)
         if kind == COPY_SENSE01:
             return self._create(f"{key}-01")
+        if kind == COPY_FRAME:
+            return self._create(self.system.frame_of(key) or key)
         if kind == PRED:
             return self._create(label)
         # ENTITY: the type node, its name node and one string per token of the span

@@ -89,7 +89,11 @@ class AmrTransitionSystem(Grammar):
             worth: their edges are lost, and loose parts are attached with ``:mod``).
         dictionaries: a folder with USC/ISI's AMR dictionaries (verbalizations, derivations, role
             words; see :mod:`transition_systems.amr.lexicon`) for the aligner, which the oracle
-            uses in training; ``null`` aligns by the built-in rules alone. Parsing never reads it.
+            uses in training, and for the *frames* :meth:`fit` records; ``null`` aligns by the
+            built-in rules alone and makes no frames. Parsing never reads it.
+        frames: the word -> frame table ``COPY_FRAME`` copies from (``digestion`` ->
+            ``digest-01``): what :meth:`fit` records from the dictionaries, so an archive parses
+            without them.
     """
 
     default_predictor = "amr"
@@ -108,6 +112,7 @@ class AmrTransitionSystem(Grammar):
         smatch_seed: int = 13,
         force_align: bool = True,
         dictionaries: str | None = None,
+        frames: dict[str, str] | None = None,
     ) -> None:
         for key, value in (("max_merge", max_merge), ("max_nodes_per_span", max_nodes_per_span), ("max_nodes", max_nodes)):
             if value < 1:
@@ -125,7 +130,7 @@ class AmrTransitionSystem(Grammar):
             raise ConfigurationError(f"must be > 0, got {max_actions_per_token}", key="max_actions_per_token")
         self.max_nodes_per_token, self.max_actions_per_token = max_nodes_per_token, max_actions_per_token
         self.smatch_seed, self.force_align = smatch_seed, force_align
-        self.dictionaries = dictionaries
+        self.dictionaries, self.frames = dictionaries, frames
 
     @cached_property
     def lexicon(self) -> Lexicon:
@@ -141,6 +146,10 @@ class AmrTransitionSystem(Grammar):
         if self.pred_labels is None:
             return None
         return self.pred_labels.get(key, self.open_labels)
+
+    def frame_of(self, key: str) -> str | None:
+        """The frame ``COPY_FRAME`` makes at a span whose lemma is *key*, if the grammar has one for it."""
+        return self.frames.get(key) if self.frames else None
 
     def node_limit(self, tokens: int) -> int:
         """The most nodes a graph of a *tokens*-token sentence may have."""
@@ -189,10 +198,14 @@ class AmrTransitionSystem(Grammar):
         """Learn from the training *examples* what parsing them takes: the caps (:meth:`fit_caps`) and which
         PRED labels each lemma takes (the oracle's PRED actions; only when restricting).
 
-        Returns what changed, for the run's config: raised caps, ``{"pred_labels": {lemma: [labels]},
-        "open_labels": [labels]}``.
+        Returns what changed, for the run's config: the dictionaries' frames, raised caps,
+        ``{"pred_labels": {lemma: [labels]}, "open_labels": [labels]}``.
         """
-        fitted = self.fit_caps(examples)
+        fitted: dict[str, Any] = {}
+        if self.frames is None and self.lexicon.frames:
+            self.frames = dict(self.lexicon.frames)
+            fitted["frames"] = self.frames
+        fitted.update(self.fit_caps(examples))
         if not self.restrict_pred_labels or self.pred_labels is not None:
             return fitted
         table: dict[str, set[str]] = defaultdict(set)
