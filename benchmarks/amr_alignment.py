@@ -36,7 +36,7 @@ REPOSITORY = Path(__file__).absolute().parents[1]
 
 def lost_labels(fitted: AmrTransitionSystem, examples: list) -> Counter:
     """Gold PRED labels the grammar fitted on train does not allow at their span, by why."""
-    free = AmrTransitionSystem(force_align=fitted.force_align, dictionaries=fitted.dictionaries)
+    free = AmrTransitionSystem(force_align=fitted.force_align, dictionaries=fitted.dictionaries, frames=fitted.frames)
     seen = {label for labels in (fitted.pred_labels or {}).values() for label in labels}
     counts: Counter = Counter()
     for example in examples:

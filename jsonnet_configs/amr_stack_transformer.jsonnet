@@ -1,7 +1,7 @@
 // Stack-Transformer AMR parser on The Little Prince (AMR 3.0; 1,274 train / 145 dev / 143 test graphs,
 // split by id, see ../shared/data/amr-little-prince/SOURCE.md), after "Transition-based Parsing with
 // Stack-Transformers" (Astudillo et al., 2020): the AMR actions of transition_systems/amr (SHIFT, REDUCE,
-// MERGE, PRED, COPY_LEMMA, COPY_SENSE01, ENTITY, DEPENDENT, LA, RA, SWAP, CLOSE) decoded by a Transformer
+// MERGE, PRED, COPY_LEMMA, COPY_SENSE01, COPY_FRAME, ENTITY, DEPENDENT, LA, RA, SWAP, CLOSE) decoded by a Transformer
 // whose cross-attention has one head on the stack and one on the buffer. The oracle rebuilds every
 // training graph (toolkit oracle: 1,274/1,274 exact round trips); PRED labels are restricted to those seen
 // with the span's lemma in training (grammar.fit records them as grammar.pred_labels in the run's config).
