@@ -72,6 +72,9 @@ def test_verbalizations_and_derivations_come_from_the_dictionaries(dictionaries)
     tokens = "I was afraid of the death of the snake"
     assert aligned(graph, tokens, lexicon=lexicon) == {"fear-01": 2, "i": 0, "die-01": 5, "snake": 8}
     assert aligned(graph, tokens)["fear-01"] is None and aligned(graph, tokens)["die-01"] is None  # no rule without them
+    dad = "(s / smile-01 :ARG0 (p / person :ARG0-of (h / have-rel-role-91 :ARG1 (i / i) :ARG2 (f / father))))"
+    assert aligned(dad, "My dad smiled", lexicon=lexicon) == {"smile-01": 2, "person": 1, "have-rel-role-91": 1, "i": 0, "father": None}
+    assert aligned(dad, "My dad smiled")["have-rel-role-91"] is None  # a role word only the lists know
     teacher = aligned("(s / smile-01 :ARG0 (p / person :ARG0-of (t / teach-01)))", "The teacher smiled", lexicon=lexicon)
     assert teacher == {"smile-01": 2, "person": 1, "teach-01": 1}  # the verbalized head goes with its frame
 

@@ -20,7 +20,7 @@ Steps, in order (each relies on the ones before; within a step, nodes go in PENM
 3. **structure**, repeated until nothing changes: concepts AMR adds around a word align with
    that word: an entity or quantity (``date-entity``, ``temporal-quantity``) with its ``:unit``
    or first aligned part; ``have-rel-role-91`` / ``have-org-role-91`` with their role word
-   (``:ARG2``); ``have-degree-91`` / ``have-quant-91`` with their degree word (``:ARG3``, e.g.
+   (``:ARG2``, else a word of the role lists: ``dad``); ``have-degree-91`` / ``have-quant-91`` with their degree word (``:ARG3``, e.g.
    ``more``), else their ``:ARG2``; ``person``, ``thing`` and the other verbalized heads with the
    frame they are an argument of (``teacher``: ``person`` with ``teach-01``); ``possible-01``
    with an ``-able`` word its argument sits on; ``and``/``or`` with a comma between two operands.
@@ -110,6 +110,7 @@ MONTHS = {
     )
 }
 PREFIX = 4
+ROLE_FRAMES = ("have-rel-role-91", "have-org-role-91")
 WINDOW = 4  # how far apart the words of a multiword concept may be
 EMPTY = Lexicon()
 
@@ -320,8 +321,10 @@ class _Aligner:
             return next((index for index in parents if label == "-" and _negated(self.lowered[index])), None)
         if label.endswith(("-entity", "-quantity")) or label == "rate-entity-91":
             return self.token_of(node, ("unit",)) if self.token_of(node, ("unit",)) is not None else self.token_of(node)
-        if label in ("have-rel-role-91", "have-org-role-91"):
-            return self.token_of(node, ("ARG2", "ARG3"))
+        if label in ROLE_FRAMES:  # the role word: its :ARG2, else a word of USC/ISI's role lists (``dad``)
+            role = self.token_of(node, ("ARG2", "ARG3"))
+            words = [index for index, token in enumerate(self.lowered) if token in self.lexicon.role_words or self.lemmas[index] in self.lexicon.role_words]
+            return role if role is not None else next((index for index in words if index not in self.used), words[0] if words else None)
         if label in ("have-degree-91", "have-quant-91"):
             return self.token_of(node, ("ARG3",)) if self.token_of(node, ("ARG3",)) is not None else self.token_of(node, ("ARG2",))
         if label == "possible-01":
