@@ -4,6 +4,7 @@ import json
 from typing import ClassVar
 
 import pytest
+import torch
 
 from tests.conftest import FIXTURES
 from toolkit.errors import ConfigurationError, TrainingError
@@ -17,6 +18,7 @@ from toolkit.training.callbacks import (
     TrainerCallback,
     TrainingState,
 )
+from toolkit.training.schedulers import ConstantScheduler, InverseSqrtScheduler
 from toolkit.training.train import train_model
 from toolkit.training.trainer import GradientDescentTrainer, Trainer
 
@@ -163,3 +165,26 @@ class StopAtOnce(TrainerCallback):
 def test_a_stop_before_the_first_epoch_is_a_training_error(geo_slice, tmp_path):
     with pytest.raises(TrainingError, match="training stopped before its first epoch: stopping: nothing to do"):
         train_model(params(geo_slice, **{"trainer.callbacks": [{"type": "test_stop_at_once"}]}), tmp_path / "run")
+
+
+def test_validations_during_the_warmup_do_not_count_against_patience():
+    trainer = GradientDescentTrainer(device="cpu", validation_metric="+exact_match", patience=2)
+    state = TrainingState()
+    for epoch, score in enumerate([50.0, 20.0, 10.0]):  # a lucky first epoch, then the rising rate unsettles it
+        trainer.select_checkpoints(state, epoch, {"validation_exact_match": score}, has_validation=True, warming_up=True)
+    assert state.bad_epochs == 0 and max(state.kept)[1] == 0  # the best epoch is still kept
+    trainer.select_checkpoints(state, 3, {"validation_exact_match": 30.0}, has_validation=True)
+    assert state.bad_epochs == 1
+
+
+def test_the_scheduler_warms_up_until_its_longest_group_has():
+    weights = [torch.nn.Parameter(torch.zeros(1)) for _ in range(2)]
+    optimizer = torch.optim.SGD([{"params": [weights[0]]}, {"params": [weights[1]], "warmup_steps": 5}], lr=1.0)
+    scheduler = InverseSqrtScheduler(optimizer, warmup_steps=2)
+    warming = []
+    for _ in range(6):
+        warming.append(scheduler.warming_up)
+        optimizer.step()
+        scheduler.step()
+    assert warming == [True] * 5 + [False]
+    assert not ConstantScheduler(torch.optim.SGD([weights[0]], lr=1.0)).warming_up

@@ -23,6 +23,7 @@ class LearningRateScheduler(Registrable):
 
     def __init__(self, optimizer: torch.optim.Optimizer):
         warmups = [group.get("warmup_steps", self.warmup_steps) for group in optimizer.param_groups]
+        self.longest_warmup = max((warmup or 0 for warmup in warmups), default=0)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, [lambda step, warmup=warmup: self.multiplier(step + 1, warmup) for warmup in warmups])
 
     def multiplier(self, step: int, warmup_steps: int | None) -> float:  # pragma: no cover - abstract
@@ -31,6 +32,11 @@ class LearningRateScheduler(Registrable):
 
     def step(self) -> None:
         self.scheduler.step()
+
+    @property
+    def warming_up(self) -> bool:
+        """Whether some group's rate is still rising: a model validated then says little about patience."""
+        return self.scheduler.last_epoch < self.longest_warmup
 
     def state_dict(self) -> dict:
         return self.scheduler.state_dict()

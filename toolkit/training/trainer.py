@@ -69,7 +69,9 @@ class GradientDescentTrainer(Trainer):
     num_epochs : the most epochs to run.
     max_minutes : a wall-clock budget for training and validation: no epoch starts that would,
         at the pace of the last one, end past it (the time is kept across ``--recover``).
-    patience : stop after this many validations without improvement (``None``: never).
+    patience : stop after this many validations without improvement (``None``: never). Validations
+        while the learning-rate scheduler still warms up some group do not count: early in the
+        warmup a lucky epoch can set a best score that the rising rate first unsettles.
     validation_metric : ``"+name"`` to maximise or ``"-name"`` to minimise, e.g. ``"+logic_match"``.
     validate_every : validate after every K-th epoch (and the last); decoding is the slow part.
     num_checkpoints_to_average : the final weights are the mean of this many best checkpoints
@@ -182,7 +184,8 @@ class GradientDescentTrainer(Trainer):
                 break
             results = self.run_epoch(run, epoch, preprocessing_seconds)
             preprocessing_seconds = 0.0
-            self.select_checkpoints(run.state, epoch, results, has_validation=bool(run.validation_data))
+            warming_up = run.scheduler is not None and run.scheduler.warming_up
+            self.select_checkpoints(run.state, epoch, results, has_validation=bool(run.validation_data), warming_up=warming_up)
             run.state.epoch = epoch
             run.state.history.append(results)
             for callback in run.callbacks:
@@ -253,8 +256,8 @@ class GradientDescentTrainer(Trainer):
         results.update(elapsed_seconds=round(run.state.elapsed, 1), epoch_seconds=round(time.perf_counter() - epoch_start, 1))
         return results
 
-    def select_checkpoints(self, state: TrainingState, epoch: int, results: dict[str, Any], has_validation: bool) -> None:
-        """Keep the best epochs for the final average (the last ones without validation data) and count validations without improvement."""
+    def select_checkpoints(self, state: TrainingState, epoch: int, results: dict[str, Any], has_validation: bool, warming_up: bool = False) -> None:
+        """Keep the best epochs for the final average (the last ones without validation data) and count validations without improvement (none during a warmup)."""
         score_key = f"validation_{self.metric_name}"
         if has_validation and score_key not in results and any(k.startswith("validation_") for k in results):
             raise ConfigurationError(
@@ -264,7 +267,7 @@ class GradientDescentTrainer(Trainer):
         if score_key in results:
             score = results[score_key] if self.maximize else -results[score_key]
             improved = not state.kept or score > max(state.kept)[0]
-            state.bad_epochs = 0 if improved else state.bad_epochs + 1
+            state.bad_epochs = 0 if improved else state.bad_epochs + (0 if warming_up else 1)
             state.kept = sorted(state.kept + [(score, epoch)], reverse=True)[: self.num_average]
         elif not has_validation:
             state.kept = ([(float(epoch), epoch)] + state.kept)[: self.num_average]  # the last N epochs
