@@ -6,9 +6,10 @@
    PRED label restriction fitted on the split itself (what ``toolkit oracle CONFIG DATA``
    reports: the ceiling the transition system and the aligner set) and fitted on the training
    split (the ceiling a trained parser really has). Fitted on train, a gold label is lost when
-   it was never seen with its lemma in training; the table splits those into labels that
-   training never saw at all (no parser trained on it can produce them) and labels seen only
-   with other lemmas.
+   it was never seen with its lemma in training and no copy makes it (or the copy's sense or
+   particle was never copied in training); the table splits those into labels that training
+   never saw at all (no parser trained on it can produce them) and labels seen only with other
+   lemmas.
 3. The aligner against hand-made gold alignments (``tests/fixtures/amr_gold_alignments.txt``,
    23 test sentences, 155 concept nodes): precision, recall and F1 on concept nodes, rules only
    and with force-alignment.
@@ -28,7 +29,7 @@ from toolkit.oracle import replay_oracle
 from toolkit.params import data_root
 from transition_systems.amr import AmrTransitionSystem
 from transition_systems.amr.gold_alignments import read_gold_alignments, score_aligner
-from transition_systems.amr.state import PRED
+from transition_systems.amr.state import COPY_LEMMA, COPY_STEM, PRED
 
 SPLITS = ("train", "dev", "test")
 REPOSITORY = Path(__file__).absolute().parents[1]
@@ -42,9 +43,11 @@ def lost_labels(fitted: AmrTransitionSystem, examples: list) -> Counter:
     for example in examples:
         state = free.initial_state(example)
         for action in free.oracle(example):
-            label = action[len(PRED) + 1 :]
-            if action.startswith(PRED + ":") and label not in (fitted.labels_for(state.sentence.key(state.cursor, state.span_end)) or (label,)):
+            kind, _, label = action.partition(":")
+            if kind == PRED and label not in (fitted.labels_for(state.sentence.key(state.cursor, state.span_end)) or (label,)):
                 counts["never in training" if label not in seen else "seen with other lemmas"] += 1
+            elif kind in (COPY_LEMMA, COPY_STEM) and label and label not in (fitted.copy_labels or (label,)):
+                counts["never in training"] += 1  # a sense or particle no training copy had
             state = state.apply(action)
     return counts
 

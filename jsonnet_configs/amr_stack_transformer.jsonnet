@@ -1,10 +1,12 @@
 // Stack-Transformer AMR parser on The Little Prince (AMR 3.0; 1,274 train / 145 dev / 143 test graphs,
 // split by id, see ../shared/data/amr-little-prince/SOURCE.md), after "Transition-based Parsing with
 // Stack-Transformers" (Astudillo et al., 2020): the AMR actions of transition_systems/amr (SHIFT, REDUCE,
-// MERGE, PRED, COPY_LEMMA, COPY_SENSE01, COPY_FRAME, ENTITY, DEPENDENT, LA, RA, SWAP, CLOSE) decoded by a Transformer
+// MERGE, PRED, the copies COPY_LEMMA[:sense], COPY_SENSE01, COPY_WORD, COPY_STEM[:sense], COPY_FRAME, ENTITY,
+// DEPENDENT, LA, RA, SWAP, CLOSE) decoded by a Transformer
 // whose cross-attention has one head on the stack and one on the buffer. The oracle rebuilds every
 // training graph (toolkit oracle: 1,274/1,274 exact round trips); PRED labels are restricted to those seen
-// with the span's lemma in training (grammar.fit records them as grammar.pred_labels in the run's config).
+// with the span's lemma in training, copies to the senses training copied (grammar.fit records both, as
+// grammar.pred_labels and grammar.copy_labels, in the run's config).
 //
 // Sized for a 2-core CPU, no pretrained embeddings: 3+3 layers of width 256, 5.6M parameters (about 39 actions
 // per graph, 49k training actions per epoch). A parser that has not learned to CLOSE is wrapped up by the

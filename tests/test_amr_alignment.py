@@ -10,7 +10,7 @@ from toolkit.errors import DataError
 from toolkit.params import data_root
 from transition_systems.amr import AmrTransitionSystem, GoldGraph, align
 from transition_systems.amr.gold_alignments import read_gold_alignments, score_aligner
-from transition_systems.amr.lexicon import Lexicon
+from transition_systems.amr.lexicon import CUE_FRAMES, Lexicon
 
 FIXTURE = Path(__file__).parent / "fixtures" / "amr_gold_alignments.txt"
 
@@ -198,7 +198,7 @@ def test_fit_records_the_dictionaries_frames_and_the_oracle_copies_them(dictiona
     )
     fitted = grammar.fit([digestion])
     # a VERBALIZE line's frame, else the only derivation's verb + -01; DO-NOT-VERBALIZE lines make no frame
-    assert fitted["frames"] == {"afraid": "fear-01", "death": "die-01", "sailor": "sail-01"}
+    assert fitted["frames"] == {**CUE_FRAMES, "afraid": "fear-01", "death": "die-01", "sailor": "sail-01"}
     actions = grammar.oracle(digestion)
     assert "COPY_FRAME" in actions and not any(action.startswith("PRED:die") for action in actions)
     state = grammar.initial_state(digestion)
@@ -212,4 +212,5 @@ def test_fit_records_the_dictionaries_frames_and_the_oracle_copies_them(dictiona
     for action in actions:  # what parsing needs: the state machine makes the frame without the dictionaries
         state = state.apply(action)
     assert rebuilt.dictionaries is None and grammar.gold(digestion) == state.result()
-    assert AmrTransitionSystem().fit([digestion]).get("frames") is None  # no dictionaries, no frames
+    assert AmrTransitionSystem().fit([digestion])["frames"] == CUE_FRAMES  # no dictionaries: the cue words' frames alone (old -> age-01)
+    assert CUE_FRAMES["old"] == "age-01" and "should" not in CUE_FRAMES  # should cues obligate-01 and recommend-01

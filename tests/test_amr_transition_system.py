@@ -21,6 +21,7 @@ from transition_systems.amr import (
     encode,
 )
 from transition_systems.amr.graph import PLACEHOLDER, same_graph
+from transition_systems.amr.lexicon import CUE_FRAMES
 
 
 def example(tokens: str, lemmas: str, graph: str) -> Example:
@@ -32,6 +33,9 @@ REENTRANCY = example("The boy wants to go .", "the boy want to go .", "(w / want
 ENTITY = example("He lives in New York .", "he live in new york .", '(l / live-01 :ARG0 (h / he) :location (c / city :name (n / name :op1 "New" :op2 "York")))')
 NEGATION = example("I do not know .", "i do not know .", "(k / know-01 :polarity - :ARG0 (i / i))")
 IMPERATIVE = example("Go !", "go !", "(g / go-02 :mode imperative :ARG0 (y / you))")
+DERIVED = example(
+    "He stared crossly , exhausted .", "he stare crossly , exhausted .", "(s / stare-01 :ARG0 (h / he :ARG1-of (e / exhaust-01)) :manner (c / cross))"
+)
 
 
 def replay(system, ex):
@@ -46,10 +50,10 @@ def replay(system, ex):
 @pytest.mark.parametrize(
     "ex, actions",
     [
-        (REENTRANCY, "SHIFT COPY_LEMMA SHIFT COPY_SENSE01 LA:root LA:ARG0 SHIFT SHIFT PRED:go-02 RA:ARG1 SWAP LA:ARG0 REDUCE REDUCE SHIFT SHIFT CLOSE"),
+        (REENTRANCY, "SHIFT COPY_LEMMA SHIFT COPY_SENSE01 LA:root LA:ARG0 SHIFT SHIFT COPY_LEMMA:02 RA:ARG1 SWAP LA:ARG0 REDUCE REDUCE SHIFT SHIFT CLOSE"),
         (ENTITY, "COPY_LEMMA SHIFT COPY_SENSE01 LA:root LA:ARG0 SHIFT SHIFT MERGE ENTITY:city RA:location REDUCE REDUCE SHIFT SHIFT CLOSE"),
         (NEGATION, "COPY_LEMMA SHIFT SHIFT PRED:- SHIFT COPY_SENSE01 LA:root LA:polarity SWAP LA:ARG0 REDUCE REDUCE SHIFT SHIFT CLOSE"),
-        (IMPERATIVE, "PRED:go-02 LA:root DEPENDENT:mode:imperative DEPENDENT:ARG0:you SHIFT SHIFT CLOSE"),
+        (IMPERATIVE, "COPY_LEMMA:02 LA:root DEPENDENT:mode:imperative DEPENDENT:ARG0:you SHIFT SHIFT CLOSE"),
     ],
     ids=["reentrancy", "entity_merge", "negation", "dependents"],
 )
@@ -111,14 +115,17 @@ def test_close_needs_a_connected_graph_with_a_top():
 
 def test_pred_labels_are_restricted_to_those_seen_with_the_lemma():
     system = AmrTransitionSystem()
-    assert system.fit([REENTRANCY, NEGATION]) == {"pred_labels": {"go": ["go-02"], "not": ["-"]}, "open_labels": []}
-    state = system.initial_state(Example(["go"], meta={"lemmas": ("go",)}))
-    assert "PRED:go-02" in state.allowed() and "PRED:want-01" not in state.allowed()
+    # go-02 is a copy (COPY_LEMMA:02), whose label is recorded too
+    fitted = system.fit([REENTRANCY, NEGATION])
+    assert fitted.pop("frames") == CUE_FRAMES  # no dictionaries: the cue words' frames alone
+    assert fitted == {"pred_labels": {"not": ["-"]}, "open_labels": [], "copy_labels": ["02"]}
+    state = system.initial_state(Example(["not"], meta={"lemmas": ("not",)}))
+    assert "PRED:-" in state.allowed() and "PRED:want-01" not in state.allowed()
     assert "COPY_LEMMA" in state.allowed() and "COPY_SENSE01" in state.allowed() and "ENTITY:city" in state.allowed()
-    rebuilt = AmrTransitionSystem(pred_labels={"go": ["go-02"], "not": ["-"]})
-    assert rebuilt.initial_state(Example(["go"], meta={"lemmas": ("go",)})).allowed() == state.allowed()
-    # a gold label the constraint forbids: the oracle copies the lemma instead of failing
-    unseen = example("Go !", "go !", "(g / go-05 :mode imperative :ARG0 (y / you))")
+    rebuilt = AmrTransitionSystem(pred_labels={"not": ["-"]}, copy_labels=["02"])
+    assert rebuilt.initial_state(Example(["not"], meta={"lemmas": ("not",)})).allowed() == state.allowed()
+    # a gold label the constraint forbids and no copy makes: the oracle copies the lemma instead of failing
+    unseen = example("Go !", "go !", "(r / run-02 :mode imperative :ARG0 (y / you))")
     actions, status = system.run_oracle(unseen)
     assert status == "relabelled" and actions[0] == "COPY_LEMMA"
     assert system.derive(unseen).symbols == actions
@@ -270,7 +277,7 @@ def test_oracle_fitted_on_train_never_crashes_on_dev(little_prince):
 def test_force_alignment_makes_unaligned_nodes_and_can_be_turned_off():
     ex = example("Go !", "go !", "(p / possible-01 :ARG1 (g / go-02 :ARG0 (y / you)))")
     with_trick = AmrTransitionSystem()
-    assert with_trick.oracle(ex) == ["PRED:possible-01", "LA:root", "PRED:go-02", "RA:ARG1", "DEPENDENT:ARG0:you", "REDUCE", "SHIFT", "SHIFT", "CLOSE"]
+    assert with_trick.oracle(ex) == ["PRED:possible-01", "LA:root", "COPY_LEMMA:02", "RA:ARG1", "DEPENDENT:ARG0:you", "REDUCE", "SHIFT", "SHIFT", "CLOSE"]
     assert replay(with_trick, ex).result() == with_trick.gold(ex)
     without = AmrTransitionSystem(force_align=False)
     _, status = without.run_oracle(ex)
@@ -296,6 +303,9 @@ CANDIDATES = (
     "SWAP",
     "COPY_LEMMA",
     "COPY_SENSE01",
+    "COPY_LEMMA:02",
+    "COPY_STEM",
+    "COPY_STEM:01",
     "ENTITY:person",
     "PRED:thing",
     "DEPENDENT:mod:y",
@@ -357,6 +367,12 @@ VOCABULARY = CANDIDATES + (
     "LA:",
     "FOO",
     "SHIFT:x",
+    "COPY_LEMMA:x",
+    "COPY_STEM:2",
+    "COPY_STEM:",
+    "COPY_LEMMA:up-07",
+    "COPY_LEMMA:x-07",
+    "COPY_STEM:up-07",
 )
 
 
@@ -383,7 +399,7 @@ def test_symbol_ids_and_components_agree_with_their_definitions(data):
     system = AmrTransitionSystem()
     system.fit([REENTRANCY, ENTITY, NEGATION])  # restricts PRED labels by lemma: preds is a set, not None
     table = SymbolTable(VOCABULARY)
-    state = system.initial_state(data.draw(st.sampled_from([REENTRANCY, ENTITY, IMPERATIVE])))
+    state = system.initial_state(data.draw(st.sampled_from([REENTRANCY, ENTITY, IMPERATIVE, DERIVED])))
     for _ in range(40):
         allowed = state.allowed()
         assert sorted(allowed.symbol_ids(table)) == [i for i, symbol in enumerate(VOCABULARY) if symbol in allowed]
@@ -411,3 +427,80 @@ def test_fit_raises_the_decoding_caps_to_what_the_oracle_needs():
     assert fitted.node_limit(1) == 10 and fitted.run_oracle(dense)[1] == "exact"
     assert replay(fitted, dense).result() == fitted.gold(dense)
     assert not any(key.startswith("max_") for key in AmrTransitionSystem().fit([REENTRANCY]))  # the defaults suffice
+
+
+def fresh_actions(ex: Example) -> list[str]:
+    """The oracle's actions from an unfitted grammar, checked to rebuild the graph."""
+    system = AmrTransitionSystem()
+    assert same_graph(penman.decode(replay(system, ex).result()), ex.target)
+    return system.oracle(ex)
+
+
+def test_copies_make_senses_and_derived_words_that_training_never_saw():
+    """``COPY_LEMMA:NN`` and ``COPY_STEM[:NN]`` reach concepts ``PRED`` cannot: a grammar fitted on other
+    sentences still rebuilds these graphs exactly, where it used to relabel them.
+    """
+    tired = example("They were tired .", "they be tired .", "(t / tire-01 :ARG1 (t2 / they))")
+    system = AmrTransitionSystem()
+    assert system.fit([REENTRANCY, ENTITY, NEGATION, tired])["copy_labels"] == ["01", "02"]  # COPY_STEM:01, COPY_LEMMA:02
+    expected = "COPY_LEMMA SHIFT COPY_SENSE01 LA:root LA:ARG0 SHIFT COPY_STEM RA:manner REDUCE REDUCE SHIFT SHIFT COPY_STEM:01 LA:ARG1 REDUCE SHIFT SHIFT CLOSE"
+    assert system.run_oracle(DERIVED) == (expected.split(), "exact")  # neither cross nor exhaust-01 was seen in training
+    state = replay(system, DERIVED)
+    assert same_graph(penman.decode(state.result()), DERIVED.target)
+    start = system.initial_state(DERIVED)
+    assert "COPY_STEM" not in start.allowed() and "COPY_LEMMA:02" in start.allowed()  # "he" derives from nothing
+    assert "COPY_LEMMA:2" not in start.allowed() and "COPY_LEMMA:x-02" not in start.allowed()  # a sense is two digits
+
+    # a sense or particle that training never copied is not in the model's vocabulary: the fitted grammar refuses it
+    meeting = example("They meet .", "they meet .", "(m / meet-03 :ARG0 (t / they))")
+    assert AmrTransitionSystem().run_oracle(meeting) == ("COPY_LEMMA SHIFT COPY_LEMMA:03 LA:root LA:ARG0 REDUCE SHIFT SHIFT CLOSE".split(), "exact")
+    assert system.run_oracle(meeting)[1] == "relabelled"
+
+    # a word the lemmatizer changed, copied as written
+    lost = example("He was lost .", "he be lose .", "(l / lost :domain (h / he))")
+    assert fresh_actions(lost) == "COPY_LEMMA SHIFT SHIFT COPY_WORD LA:root LA:domain REDUCE SHIFT SHIFT CLOSE".split()
+    assert "COPY_WORD" not in AmrTransitionSystem().initial_state(lost).allowed()  # "He": its lemma is its word
+
+    # a phrasal verb: its particle must be a word of the sentence
+    gave_up = example("He gave it up .", "he give it up .", "(g / give-up-07 :ARG0 (h / he) :ARG1 (i / it))")
+    fresh = AmrTransitionSystem()
+    assert "COPY_LEMMA:up-07" in fresh.oracle(gave_up)
+    assert "COPY_LEMMA:up-07" in fresh.initial_state(gave_up).allowed() and "COPY_LEMMA:up-07" not in fresh.initial_state(DERIVED).allowed()
+    assert same_graph(penman.decode(replay(fresh, gave_up).result()), gave_up.target)
+
+
+@pytest.mark.parametrize(
+    "word, base",
+    [
+        ("crossly", "cross"),
+        ("happily", "happy"),
+        ("probably", "probable"),
+        ("basically", "basic"),
+        ("exhausted", "exhaust"),
+        ("isolated", "isolate"),
+        ("pleased", "please"),
+        ("tired", "tire"),
+        ("stopped", "stop"),
+        ("worried", "worry"),
+        ("seriousness", "serious"),
+        ("happiness", "happy"),
+        ("patience", "patient"),
+        ("valuable", "value"),
+        ("sensible", "sense"),
+        ("reflective", "reflect"),
+        ("tiresome", "tire"),
+        ("painter", "paint"),
+        ("bigger", "big"),
+        ("boas", "boa"),
+        ("glass", None),  # not a plural
+        ("this", None),
+        ("only", None),  # a base under 3 letters
+        ("well-known", None),  # not one word
+        ("20,000", None),
+        ("boy", None),
+    ],
+)
+def test_derived_base_undoes_english_suffixes(word, base):
+    from transition_systems.amr.morphology import derived_base
+
+    assert derived_base(word) == base

@@ -90,6 +90,13 @@ CUES: dict[str, frozenset[str]] = {
         "-": "not n't no never none nothing nobody nowhere neither nor without cannot non",
     }.items()
 }
+# The frame a cue word stands for when it cues only one concept and that is a frame (``old`` -> ``age-01``, ``must`` -> ``obligate-01``):
+# frames the dictionaries do not give, which ``COPY_FRAME`` makes too.
+CUE_FRAMES: dict[str, str] = {
+    word: next(iter(concepts))
+    for word in sorted({word for words in CUES.values() for word in words})
+    if len(concepts := {concept for concept, words in CUES.items() if word in words}) == 1 and re.search(r"-\d\d$", next(iter(concepts)))
+}
 # Punctuation that stands for a concept when no word does: a quotation for ``say-01``, a question mark for ``amr-unknown``.
 PUNCTUATION = {"say-01": (":", '"'), "amr-unknown": ("?",)}
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
@@ -103,7 +110,7 @@ class Lexicon:
     verbs: Mapping[str, frozenset[str]] = field(default_factory=dict)  # noun / actor noun -> its verbs
     role_words: frozenset[str] = frozenset()  # words a have-rel-role-91 / have-org-role-91 takes as :ARG2
     heads: frozenset[str] = frozenset()  # concepts a verbalization puts over a frame: person, thing, ship (``:ARG0-of``)
-    frames: Mapping[str, str] = field(default_factory=dict)  # word -> the frame AMR writes it as: digestion -> digest-01
+    frames: Mapping[str, str] = field(default_factory=lambda: dict(CUE_FRAMES))  # word -> the frame AMR writes it as: digestion -> digest-01
     digest: str = ""  # SHA-256 of the files used, for the record
 
     def evokes(self, word: str, base: str) -> bool:
@@ -156,8 +163,9 @@ def _load(folder: str | None) -> Lexicon:
                     _add_derivations(verbs, DERIVATION.findall(match[0]))
                 else:
                     roles.update(word.lower() for word in match.groups() if word)
-    # a word's frame: a VERBALIZE line's (with its sense), else its only derivation's verb with sense 01
-    frames = {word: f"{next(iter(verb))}-01" for word, verb in sorted(verbs.items()) if len(verb) == 1}
+    # a word's frame: a VERBALIZE line's (with its sense), else its only derivation's verb with sense 01, else its cue's
+    frames = dict(CUE_FRAMES)
+    frames.update({word: f"{next(iter(verb))}-01" for word, verb in sorted(verbs.items()) if len(verb) == 1})
     frames.update(verbalized)
     frozen = {word: frozenset(evoked) for word, evoked in concepts.items()}
     return Lexicon(frozen, {word: frozenset(v) for word, v in verbs.items()}, frozenset(roles), frozenset(heads), frames, digest.hexdigest())

@@ -1,8 +1,8 @@
 """The static oracle of the AMR transition system: the actions that rebuild a gold graph.
 
 The oracle walks the sentence left to right. At each token it merges the span of a named entity
-the aligner found, makes the nodes aligned there (``ENTITY``, ``COPY_LEMMA``, ``COPY_SENSE01``,
-``COPY_FRAME`` or ``PRED``), and right after making a node adds every gold edge between it and the nodes already
+the aligner found, makes the nodes aligned there (``ENTITY``, a copy where one gives the gold
+concept, else ``PRED``), and right after making a node adds every gold edge between it and the nodes already
 on the stack (``SWAP`` brings each one next to the top, ``LA``/``RA`` adds the edge), then its
 dependent leaves (``DEPENDENT``). Completed nodes are reduced, and ``SHIFT`` moves on; ``CLOSE``
 ends. Since every node is aligned or force-aligned (:mod:`transition_systems.amr.aligner`), the
@@ -22,11 +22,14 @@ import penman
 from toolkit.data.example import Example
 from transition_systems.amr.aligner import Alignment
 from transition_systems.amr.graph import GoldGraph
+from transition_systems.amr.morphology import derived_base
 from transition_systems.amr.state import (
     CLOSE,
     COPY_FRAME,
     COPY_LEMMA,
     COPY_SENSE01,
+    COPY_STEM,
+    COPY_WORD,
     DEPENDENT,
     ENTITY,
     LA,
@@ -38,6 +41,7 @@ from transition_systems.amr.state import (
     SHIFT,
     SWAP,
     AmrState,
+    is_sense,
 )
 
 if TYPE_CHECKING:
@@ -143,6 +147,10 @@ class StaticOracle:
             action = COPY_SENSE01
         elif label == self.system.frame_of(key):
             action = COPY_FRAME
+        elif label == state.sentence.word(state.cursor, state.span_end):
+            action = COPY_WORD
+        elif (copy := _copy(label, key, state.sentence.particles)) is not None and copy in state.allowed():
+            action = copy
         else:
             action = f"{PRED}:{label}"
             if action not in state.allowed():
@@ -212,3 +220,18 @@ class StaticOracle:
             else:
                 self.do(SWAP)
         self.do(CLOSE)
+
+
+def _copy(label: str, key: str, particles: frozenset[str]) -> str | None:
+    """The copy that makes *label* at a span whose lemma is *key*, if one does: the lemma with a sense other than
+    ``01`` or with one of the sentence's *particles* and a sense, or the lemma's stem, bare or with a sense.
+    """
+    base, _, sense = label.rpartition("-")
+    if is_sense(sense) and (base == key or (base.startswith(key + "-") and base[len(key) + 1 :] in particles)):
+        return f"{COPY_LEMMA}:{label[len(key) + 1 :]}"
+    stem = derived_base(key)
+    if stem is None:
+        return None
+    if label == stem:
+        return COPY_STEM
+    return f"{COPY_STEM}:{sense}" if base == stem and is_sense(sense) else None

@@ -5,8 +5,13 @@ Actions (the paper's set; a label follows the first colon):
 - ``SHIFT``: the current token span is done; the cursor moves to the next token.
 - ``MERGE``: extend the current span by the next token (multi-word spans), before any node is made from it.
 - ``PRED:<concept>``, ``COPY_LEMMA`` (the span's lemma), ``COPY_SENSE01`` (lemma + ``-01``),
-  ``COPY_FRAME`` (the frame the grammar's ``frames`` table gives the lemma: ``digestion`` ->
-  ``digest-01``; only where it has one) and
+  ``COPY_LEMMA:<NN>`` (lemma + ``-NN``, any other sense: ``meet-02``), ``COPY_LEMMA:<particle>-<NN>``
+  (a phrasal verb whose particle is a word of the sentence: ``give-up-07`` in "gave it up"), ``COPY_STEM`` and
+  ``COPY_WORD`` (the span's words as written, lowercased, where the lemmatizer changed them: ``lost``,
+  ``politics``), ``COPY_STEM:<NN>`` (the word the lemma derives from, bare or with a sense: ``crossly`` ->
+  ``cross``, ``exhausted`` -> ``exhaust-01``; only where :mod:`~transition_systems.amr.morphology`
+  finds one), ``COPY_FRAME`` (the frame the grammar's ``frames`` table gives the lemma:
+  ``digestion`` -> ``digest-01``; only where it has one) and
   ``ENTITY:<type>`` (a ``<type>`` node with ``:name (name :op1 "w1" :op2 "w2" ...)`` from the span's
   tokens) make a node aligned to the current span and push it on the stack. A span may make
   several nodes. Constants (``-``, ``6``, ``"Paris"``, ``imperative``) are nodes too.
@@ -37,16 +42,31 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.grammars.grammar import State, SymbolTable
 from transition_systems.amr.graph import encode
+from transition_systems.amr.morphology import derived_base
 
 if TYPE_CHECKING:
     from transition_systems.amr.system import AmrTransitionSystem
 
 SHIFT, REDUCE, MERGE, SWAP, CLOSE = "SHIFT", "REDUCE", "MERGE", "SWAP", "CLOSE"
-COPY_LEMMA, COPY_SENSE01, COPY_FRAME = "COPY_LEMMA", "COPY_SENSE01", "COPY_FRAME"
+COPY_LEMMA, COPY_SENSE01, COPY_WORD, COPY_STEM, COPY_FRAME = "COPY_LEMMA", "COPY_SENSE01", "COPY_WORD", "COPY_STEM", "COPY_FRAME"
 PRED, ENTITY, DEPENDENT, LA, RA = "PRED", "ENTITY", "DEPENDENT", "LA", "RA"
 ROOT = "root"
 MAX_EDGES_BETWEEN = 2  # edges from one node to another
-ACTION_KINDS = (SHIFT, REDUCE, MERGE, PRED, COPY_LEMMA, COPY_SENSE01, COPY_FRAME, ENTITY, DEPENDENT, LA, RA, SWAP, CLOSE)
+ACTION_KINDS = (SHIFT, REDUCE, MERGE, PRED, COPY_LEMMA, COPY_SENSE01, COPY_WORD, COPY_STEM, COPY_FRAME, ENTITY, DEPENDENT, LA, RA, SWAP, CLOSE)
+
+
+PARTICLES = frozenset("up out off on in down away over back about around through along across by forward together apart aside".split())
+
+
+def is_sense(label: str) -> bool:
+    """A PropBank sense number as copies take it: two digits (``02``)."""
+    return len(label) == 2 and label.isdigit()
+
+
+def is_lemma_copy(label: str, particles: frozenset[str]) -> bool:
+    """What may follow ``COPY_LEMMA:``: a sense, or one of *particles* and a sense (``up-07``)."""
+    particle, _, sense = label.rpartition("-")
+    return is_sense(sense) and (not particle or particle in particles)
 
 
 @dataclass(frozen=True)
@@ -60,6 +80,10 @@ class AmrAllowed:
 
     create: bool = False
     frame: bool = False  # COPY_FRAME: the span's lemma has a frame
+    stem: bool = False  # COPY_STEM: the span's lemma derives from another word
+    word: bool = False  # COPY_WORD: the span's words differ from its lemma
+    particles: frozenset[str] = frozenset()  # the sentence's words that COPY_LEMMA may add as a phrasal verb's particle
+    copies: frozenset[str] | None = None  # what may follow COPY_LEMMA: and COPY_STEM: at all (None: any)
     merge: bool = False
     shift: bool = False
     reduce: bool = False
@@ -80,6 +104,10 @@ class AmrAllowed:
             return self.create
         if symbol == COPY_FRAME:
             return self.frame
+        if symbol == COPY_STEM:
+            return self.stem
+        if symbol == COPY_WORD:
+            return self.word
         flag = {SHIFT: self.shift, REDUCE: self.reduce, MERGE: self.merge, SWAP: self.swap, CLOSE: self.close}.get(symbol)
         if flag is not None:
             return flag
@@ -88,6 +116,8 @@ class AmrAllowed:
             return False
         if kind == PRED:
             return self.create and (self.preds is None or label in self.preds)
+        if kind in (COPY_LEMMA, COPY_STEM):
+            return self._copies(kind, label)
         if kind == ENTITY:
             return self.create
         if kind == DEPENDENT:
@@ -99,6 +129,14 @@ class AmrAllowed:
             return self.arcs and (self.left if kind == LA else self.right) and label != ROOT and symbol not in self.excluded
         return False
 
+    def _copies(self, kind: str, label: str) -> bool:
+        """Whether ``kind:label`` is an allowed copy with a sense (and a particle)."""
+        if self.copies is not None and label not in self.copies:
+            return False
+        if kind == COPY_STEM:
+            return self.stem and is_sense(label)
+        return self.create and is_lemma_copy(label, self.particles)
+
     def symbol_ids(self, table: SymbolTable) -> Iterator[int]:
         """The ids of the symbols in ``self``, kind by kind: what the model's vocabulary mask needs."""
         ids = table.ids
@@ -106,6 +144,8 @@ class AmrAllowed:
             (self.create, COPY_LEMMA),
             (self.create, COPY_SENSE01),
             (self.frame, COPY_FRAME),
+            (self.stem, COPY_STEM),
+            (self.word, COPY_WORD),
             (self.shift, SHIFT),
             (self.reduce, REDUCE),
             (self.merge, MERGE),
@@ -118,6 +158,8 @@ class AmrAllowed:
             preds = table.labelled(PRED)
             yield from preds.values() if self.preds is None else (preds[label] for label in self.preds if label in preds)
             yield from table.labelled(ENTITY).values()
+            for kind in (COPY_LEMMA, COPY_STEM):
+                yield from (i for label, i in table.labelled(kind).items() if self._copies(kind, label))
         if self.dependent:
             yield from (i for label, i in table.labelled(DEPENDENT).items() if all(label.partition(":")[::2]))
         if self.arcs:
@@ -136,6 +178,15 @@ class Sentence:
     def key(self, start: int, end: int) -> str:
         """The lemma of a span: what PRED labels are looked up by and COPY_LEMMA copies."""
         return "-".join(self.lemmas[start:end]).lower() or "thing"
+
+    def word(self, start: int, end: int) -> str:
+        """The words of a span as written, lowercased: what COPY_WORD copies where the lemmatizer changed them."""
+        return "-".join(self.tokens[start:end]).lower()
+
+    @cached_property
+    def particles(self) -> frozenset[str]:
+        """The particles among the sentence's words: those a phrasal verb's copy may add."""
+        return PARTICLES.intersection(token.lower() for token in self.tokens)
 
 
 @dataclass(frozen=True)
@@ -186,14 +237,19 @@ class AmrState(State):
             excluded = frozenset(between)
             left = sum(symbol.startswith(LA) for symbol in between) < MAX_EDGES_BETWEEN
             right = sum(symbol.startswith(RA) for symbol in between) < MAX_EDGES_BETWEEN
-        preds, frame = None, False
+        preds, frame, stem, word = None, False, False, False
         if create:
             key = self.sentence.key(self.cursor, self.span_end)
-            preds, frame = system.labels_for(key), system.frame_of(key) is not None
+            preds, frame, stem = system.labels_for(key), system.frame_of(key) is not None, derived_base(key) is not None
+            word = self.sentence.word(self.cursor, self.span_end) != key
         close = not tokens_left and bool(self.labels) and self.top >= 0 and self._connected()
         return AmrAllowed(
             create=create,
             frame=frame,
+            stem=stem,
+            word=word,
+            particles=self.sentence.particles if create else frozenset(),
+            copies=system.copy_labels if create else None,
             merge=merge,
             shift=shift,
             reduce=reduce,
@@ -251,9 +307,14 @@ class AmrState(State):
             )
         key = self.sentence.key(self.cursor, self.span_end)
         if kind == COPY_LEMMA:
-            return self._create(key)
+            return self._create(f"{key}-{label}" if label else key)
         if kind == COPY_SENSE01:
             return self._create(f"{key}-01")
+        if kind == COPY_WORD:
+            return self._create(self.sentence.word(self.cursor, self.span_end))
+        if kind == COPY_STEM:
+            stem = derived_base(key)
+            return self._create(f"{stem}-{label}" if label else stem)
         if kind == COPY_FRAME:
             return self._create(self.system.frame_of(key) or key)
         if kind == PRED:

@@ -24,7 +24,7 @@ from transition_systems.amr.aligner import Alignment, align
 from transition_systems.amr.graph import GoldGraph, same_graph
 from transition_systems.amr.lexicon import Lexicon
 from transition_systems.amr.oracle import StaticOracle
-from transition_systems.amr.state import CLOSE, COPY_LEMMA, LA, PRED, ROOT, SHIFT, AmrState, Sentence
+from transition_systems.amr.state import CLOSE, COPY_LEMMA, COPY_STEM, LA, PRED, ROOT, SHIFT, AmrState, Sentence
 
 logger = logging.getLogger(__name__)
 UNBOUNDED = 10**9
@@ -72,6 +72,9 @@ class AmrTransitionSystem(Grammar):
             aligner force-aligns to whatever token is near) is allowed with every lemma; ``0``
             turns this off. Fitting records them as *open_labels*.
         open_labels: those labels themselves (what training records).
+        copy_labels: what may follow ``COPY_LEMMA:`` and ``COPY_STEM:`` (senses, ``up-07``): those the
+            training oracle used, as the model's vocabulary holds only those (what :meth:`fit`
+            records when restricting; ``None``: any).
         max_merge: the longest span ``MERGE`` builds (tokens).
         max_nodes_per_span: how many nodes one span may make.
         max_nodes: how many nodes a graph may have (bounds a runaway decode).
@@ -104,6 +107,7 @@ class AmrTransitionSystem(Grammar):
         pred_labels: dict[str, list[str]] | None = None,
         open_label_lemmas: int = 5,
         open_labels: list[str] | None = None,
+        copy_labels: list[str] | None = None,
         max_merge: int = 8,
         max_nodes_per_span: int = 24,
         max_nodes: int = 200,
@@ -122,6 +126,7 @@ class AmrTransitionSystem(Grammar):
             raise ConfigurationError(f"must be >= 0, got {open_label_lemmas}", key="open_label_lemmas")
         self.open_label_lemmas = open_label_lemmas
         self.open_labels = frozenset(open_labels or ())
+        self.copy_labels = None if copy_labels is None else frozenset(copy_labels)
         self.pred_labels: dict[str, frozenset[str]] | None = None
         if pred_labels is not None:
             self.pred_labels = {lemma: frozenset(labels) | self.open_labels for lemma, labels in pred_labels.items()}
@@ -199,7 +204,7 @@ class AmrTransitionSystem(Grammar):
         PRED labels each lemma takes (the oracle's PRED actions; only when restricting).
 
         Returns what changed, for the run's config: the dictionaries' frames, raised caps,
-        ``{"pred_labels": {lemma: [labels]}, "open_labels": [labels]}``.
+        ``{"pred_labels": {lemma: [labels]}, "open_labels": [labels], "copy_labels": [labels]}``.
         """
         fitted: dict[str, Any] = {}
         if self.frames is None and self.lexicon.frames:
@@ -209,6 +214,7 @@ class AmrTransitionSystem(Grammar):
         if not self.restrict_pred_labels or self.pred_labels is not None:
             return fitted
         table: dict[str, set[str]] = defaultdict(set)
+        copies: set[str] = set()
         for example in examples:
             try:
                 actions = self.run_oracle(example)[0]
@@ -216,13 +222,22 @@ class AmrTransitionSystem(Grammar):
                 continue
             state = self.initial_state(example)
             for action in actions:
-                if action.startswith(PRED + ":"):
-                    table[state.sentence.key(state.cursor, state.span_end)].add(action[len(PRED) + 1 :])
+                kind, _, label = action.partition(":")
+                if kind == PRED:
+                    table[state.sentence.key(state.cursor, state.span_end)].add(label)
+                elif kind in (COPY_LEMMA, COPY_STEM) and label:
+                    copies.add(label)
                 state = state.apply(action)
         lemmas_of: Counter[str] = Counter(label for labels in table.values() for label in labels)
         self.open_labels = frozenset(label for label, count in lemmas_of.items() if self.open_label_lemmas and count >= self.open_label_lemmas)
         self.pred_labels = {lemma: frozenset(labels) | self.open_labels for lemma, labels in table.items()}
-        return {**fitted, "pred_labels": {lemma: sorted(labels) for lemma, labels in sorted(table.items())}, "open_labels": sorted(self.open_labels)}
+        self.copy_labels = frozenset(copies)
+        return {
+            **fitted,
+            "pred_labels": {lemma: sorted(labels) for lemma, labels in sorted(table.items())},
+            "open_labels": sorted(self.open_labels),
+            "copy_labels": sorted(copies),
+        }
 
     def fit_caps(self, examples: Sequence[Example]) -> dict[str, float]:
         """Raise the caps that bound a decode (nodes, nodes per span and per token, actions per token) to what

@@ -1,0 +1,71 @@
+"""The word an English derived word comes from: what ``COPY_STEM`` copies.
+
+AMR writes a manner adverb as its adjective (``crossly`` -> ``cross``, ``fairly`` -> ``fair-04``),
+a participle or an ``-able``/``-ive``/``-some`` adjective as its verb's frame (``exhausted`` ->
+``exhaust-01``, ``valuable`` -> ``value-02``, ``tiresome`` -> ``tire-03``), a quality noun as its
+adjective (``seriousness`` -> ``serious-01``, ``patience`` -> ``patient-01``), an agent noun as
+its verb (``painter`` -> ``paint-02``) and a noun in the singular even where the lemmatizer left
+it plural (``boas`` -> ``boa``). A copy of that base, bare or with a sense, reaches concepts that
+training never saw, which ``PRED`` cannot make.
+
+The rules are spelling rules (:data:`SUFFIXES`) and need no word list, so a parser applies them
+to any word. Where a verb's ``e`` went with the suffix it is restored as Porter's stemmer does
+(step 1b: after ``at``, ``bl``, ``iz``, and a single consonant closing a one-syllable stem; here
+also after ``c``, ``v``, ``u``, ``ns`` and a vowel with ``s``: ``danced``, ``moved``,
+``continued``, ``sensible``, ``pleased``), and a doubled final consonant is undoubled
+(``stopped``, ``bigger``). A wrong guess costs nothing: the oracle uses ``COPY_STEM`` only where it
+gives the gold concept, so the model learns where to trust it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_VOWELS = "aeiou"
+_SHORT_CLOSED = re.compile(r"^[^aeiou]*[aeiou][^aeiouwxy]$")  # one syllable ending vowel + consonant: "hop", "lik", "tir"
+_E_AFTER = ("at", "bl", "iz", "us", "as", "is", "os", "ns", "c", "v", "u")
+_RESTORE_E = "+e"
+
+SUFFIXES: tuple[tuple[str, str], ...] = (  # suffix -> what replaces it; longest first, the first that fits wins
+    ("ically", "ic"),
+    ("iness", "y"),
+    ("ably", "able"),
+    ("ibly", "ible"),
+    ("ness", ""),
+    ("ence", "ent"),
+    ("ance", "ant"),
+    ("able", _RESTORE_E),
+    ("ible", _RESTORE_E),
+    ("some", ""),
+    ("ily", "y"),
+    ("ied", "y"),
+    ("ier", "y"),
+    ("ive", ""),
+    ("ly", ""),
+    ("ed", _RESTORE_E),
+    ("er", _RESTORE_E),
+    ("s", ""),  # a plural the lemmatizer missed; not after s, u or i (glass, thus, this)
+)
+
+
+@lru_cache(maxsize=65536)
+def derived_base(word: str) -> str | None:
+    """The base of *word* (a lowercased lemma), or ``None`` when no suffix fits or the base would be under 3 letters."""
+    if not word.isalpha():
+        return None
+    for suffix, replacement in SUFFIXES:
+        if word.endswith(suffix) and not (suffix == "s" and word.endswith(("ss", "us", "is"))):
+            stem = word[: -len(suffix)]
+            base = _restore_e(stem) if replacement == _RESTORE_E else stem + replacement
+            return base if len(stem) >= 3 else None
+    return None
+
+
+def _restore_e(stem: str) -> str:
+    """A verb whose ``e`` or doubled consonant the suffix took: ``isolat`` -> ``isolate``, ``stopp`` -> ``stop``, ``exhaust`` stays."""
+    if len(stem) >= 2 and stem[-1] == stem[-2] and stem[-1] not in _VOWELS + "lsz":
+        return stem[:-1]
+    if stem.endswith(_E_AFTER) or _SHORT_CLOSED.match(stem):
+        return stem + "e"
+    return stem
