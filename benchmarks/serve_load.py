@@ -17,40 +17,14 @@ Bounded in count (``--requests`` in all) and in time (``--timeout`` per request)
 import argparse
 import http.client
 import json
-import os
-import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
 from pathlib import Path
 
 from toolkit.params import data_root
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start(archive: str, batch_size: int, threads: int, extra: list[str]) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    command = [sys.executable, "-m", "toolkit", "serve", archive, "--port", str(port), "--batch-size", str(batch_size), *extra]
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    for _ in range(600):
-        if process.poll() is not None:
-            raise SystemExit(f"the server exited: {process.stderr.read()}")
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
-            return process, port
-        except OSError:
-            time.sleep(0.2)
-    process.kill()
-    raise SystemExit("the server did not start in 120 s")
+from toolkit.serving.launch import start_server
 
 
 def client(port: int, sentences: list[str], timeout: float, results: list) -> None:
@@ -119,13 +93,12 @@ def main() -> None:
     print(f"{'server':<22} {'requests/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'batches':>8} {'largest':>8} {'lost':>5}")
     rows = {}
     for label, batch_size in ((f"batching ({args.batch_size})", args.batch_size), ("one at a time", 1)):
-        process, port = start(args.archive, batch_size, args.threads, args.serve_options)
+        server = start_server(args.archive, "--batch-size", str(batch_size), *args.serve_options, threads=args.threads)
         try:
-            results, seconds = load(port, sentences, args.clients, args.timeout)
-            stats = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/info", timeout=10).read())["batching"]
+            results, seconds = load(server.port, sentences, args.clients, args.timeout)
+            stats = json.loads(urllib.request.urlopen(f"{server.url}/info", timeout=10).read())["batching"]
         finally:
-            process.terminate()
-            process.wait(60)
+            server.stop()
         latencies = [result[3] * 1000 for result in results]
         lost = [result for result in results if result[1] != 200 or not answers(result[0], result[2])]
         rows[label] = len(results) / seconds

@@ -2,9 +2,7 @@
 
 import asyncio
 import json
-import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -12,7 +10,6 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
@@ -20,6 +17,7 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
 from toolkit.serving.batcher import Batcher, DecodingFailed, Overloaded
+from toolkit.serving.launch import start_server
 
 # ------------------------------------------------------------------ the batcher, with a fake decoder
 
@@ -280,30 +278,6 @@ def test_tree_and_tag_pictures():
 # ------------------------------------------------------------------ the real server, in a process
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_server(archive: Path, *options: str) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    command = [sys.executable, "-m", "toolkit", "serve", str(archive), "--port", str(port), "--device", "cpu", *options]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"the server exited: {process.stdout.read()}")
-        try:
-            urllib.request.urlopen(f"{url}/health", timeout=1)
-            return process, url
-        except OSError:
-            time.sleep(0.2)
-    process.kill()
-    raise AssertionError("the server did not start in 120 s")
-
-
 def post(url: str, body: dict) -> tuple[int, dict]:
     request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"content-type": "application/json"})
     try:
@@ -314,7 +288,8 @@ def post(url: str, body: dict) -> tuple[int, dict]:
 
 
 def test_sigterm_finishes_every_accepted_request_then_exits(dependency_archive):
-    process, url = start_server(dependency_archive, "--batch-size", "8", "--beam-size", "5")
+    server = start_server(dependency_archive, "--batch-size", "8", "--beam-size", "5", "--device", "cpu", threads=1)
+    process, url = server.process, server.url
     long = " ".join(["the old dog saw a cat near the house"] * 3)
     bodies = [{"inputs": [f"{long} {i} {j}" for j in range(8)]} for i in range(12)]
     try:
@@ -332,7 +307,7 @@ def test_sigterm_finishes_every_accepted_request_then_exits(dependency_archive):
     finally:
         if process.poll() is None:
             process.kill()
-    log = process.stdout.read()
+    log = server.output()
     # uvicorn re-raises the signal once shut down, so the exit is SIGTERM's, as process managers expect
     assert code == -signal.SIGTERM and "Application shutdown complete" in log, log
     assert [status for status, _ in results] == [200] * len(bodies), log
