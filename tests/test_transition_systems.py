@@ -285,6 +285,13 @@ def any_heads(draw, max_words=10):
     return heads
 
 
+@settings(max_examples=200, deadline=None)
+@given(any_heads(max_words=12))
+def test_is_projective_agrees_with_the_projective_order(heads):
+    """The fast crossing-arc test says what its definition says: the in-order traversal is the sentence order."""
+    assert is_projective(heads) == (projective_order(heads) == list(range(len(heads) + 1)))
+
+
 def labelled(heads, data):
     labels = [("root" if head == 0 else data.draw(st.sampled_from(LABELS))) for head in heads]
     return example(heads, labels)

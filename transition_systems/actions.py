@@ -72,18 +72,24 @@ class ValidActions:
     shift_symbol: str = SHIFT
 
     def __contains__(self, symbol: object) -> bool:
+        return self.parse(symbol) is not None
+
+    def parse(self, symbol: object) -> tuple[str, str | None] | None:
+        """``(kind, relation)`` of *symbol* if it is allowed (the relation ``None`` for a move, and for any SHIFT), else ``None``."""
         if symbol == self.shift_symbol:
-            return SHIFT in self.moves
+            return (SHIFT, None) if SHIFT in self.moves else None
         if not isinstance(symbol, str) or symbol == SHIFT:  # a decorated shift is due: plain SHIFT is no alternative
-            return False
+            return None
         kind, colon, label = symbol.partition(":")
         if not colon:
-            return kind in self.moves
+            return (kind, None) if kind in self.moves else None
         if not label:
-            return False
+            return None
         if kind in self.root_arcs:
-            return self.root_label is None or label == self.root_label
-        return kind in self.arcs and label != self.root_label
+            allowed = self.root_label is None or label == self.root_label
+        else:
+            allowed = kind in self.arcs and label != self.root_label
+        return (kind, label) if allowed else None
 
     @staticmethod
     def of(

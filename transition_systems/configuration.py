@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.data.dependency_tree import DependencyTree
 from toolkit.grammars.grammar import State
-from transition_systems.actions import SHIFT, ValidActions, split_action
+from transition_systems.actions import SHIFT, ValidActions
 
 if TYPE_CHECKING:
     from transition_systems.transition_system import TransitionSystem
@@ -61,11 +61,10 @@ class Configuration(State):
 
     def apply(self, symbol: str) -> Configuration:
         """The configuration after *symbol*; ``ValueError`` if it is not an action allowed here."""
-        allowed = self.allowed()
-        if symbol not in allowed:
+        action = self.allowed().parse(symbol)
+        if action is None:
             raise ValueError(f"{symbol!r} is not allowed by {type(self.system).__name__} with stack {self.stack} and buffer {self.buffer[:5]}")
-        kind, label = (SHIFT, None) if symbol == allowed.shift_symbol else split_action(symbol)
-        return self.system.transition(self, kind, label)
+        return self.system.transition(self, *action)
 
     def is_final(self) -> bool:
         return not self.buffer and len(self.stack) == 1
