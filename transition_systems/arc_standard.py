@@ -8,6 +8,8 @@
 The static oracle prefers LEFT-ARC, then RIGHT-ARC once ``s0`` has all its dependents, else SHIFT.
 """
 
+from functools import cache
+
 from toolkit.grammars.grammar import Grammar
 from transition_systems.actions import LEFT, RIGHT, SHIFT, ValidActions, arc
 from transition_systems.configuration import Configuration
@@ -16,15 +18,15 @@ from transition_systems.transition_system import GoldTree, ProjectiveTransitionS
 
 def stack_arc_valid(system, config: Configuration) -> ValidActions:
     """SHIFT and the two stack arcs: shared by arc-standard and arc-swap."""
-    stack, buffer = config.stack, config.buffer
-    to_root = len(stack) == 2  # s1 is the root
-    deep = len(stack) >= 3
-    return ValidActions.of(
-        moves=(SHIFT,) if buffer else (),
-        arcs=(LEFT, RIGHT) if deep else (),
-        root_arcs=(RIGHT,) if to_root and system.root_attachment(not buffer) else (),
-        root_label=system.root_label,
-    )
+    depth, buffer = len(config.stack), bool(config.buffer)
+    to_root = depth == 2 and system.root_attachment(not buffer)  # s1 is the root
+    return _stack_arc_answer(buffer, depth >= 3, to_root, system.root_label)
+
+
+@cache
+def _stack_arc_answer(shift: bool, deep: bool, to_root: bool, root_label: str | None) -> ValidActions:
+    """One of the few answers :func:`stack_arc_valid` gives, made once (the oracle and the search ask at every step)."""
+    return ValidActions.of(moves=(SHIFT,) if shift else (), arcs=(LEFT, RIGHT) if deep else (), root_arcs=(RIGHT,) if to_root else (), root_label=root_label)
 
 
 def stack_arc_transition(config: Configuration, kind: str, label: str | None) -> Configuration:
