@@ -20,6 +20,7 @@ from toolkit.grammars.grammar import Grammar
 from toolkit.grammars.tags import TagGrammar
 from toolkit.models.model import Model
 from toolkit.models.word_model import WordModel, pad, token_loss
+from toolkit.modules.dropout import Dropout
 from toolkit.modules.encoders import Seq2SeqEncoder
 
 
@@ -53,7 +54,7 @@ class Tagger(WordModel):
             raise ConfigurationError(f'model type \'tagger\' needs "grammar": {{"type": "tags"}}, got {type(grammar).__name__}')
         self.grammar, self.label_smoothing = grammar, label_smoothing
         self.source_embedding = self.word_table()
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.output_projection = nn.Linear(self.dim, vocab.size(TARGET))
         self.tags = vocab.tokens(TARGET)
         # Padding, unknown, start and end are never predicted (a padded namespace starts with them).

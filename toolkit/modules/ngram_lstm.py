@@ -28,6 +28,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from toolkit.modules.dropout import Dropout
+
 logger = logging.getLogger(__name__)
 
 
@@ -38,7 +40,7 @@ class NgramLSTM(nn.Module):
         super().__init__()
         self.n = n
         self.kernels = CellKernels(compile) if compile else EAGER
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.lstm = nn.LSTM(dim, dim, batch_first=True, bidirectional=True)
         order = torch.cat((torch.arange(2 * dim), torch.arange(3 * dim, 4 * dim), torch.arange(2 * dim, 3 * dim)))  # i f g o -> i f o g
         scale = torch.ones(4 * dim).index_fill_(0, torch.arange(3 * dim, 4 * dim), 2.0)

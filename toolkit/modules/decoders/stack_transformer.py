@@ -43,6 +43,7 @@ from toolkit.from_params import Lazy, PositiveInt
 from toolkit.modules.attention import padding_mask
 from toolkit.modules.decoders.decoder import Decoder, DecoderCache, SelfAttentionCache
 from toolkit.modules.decoders.transformer import TransformerDecoderLayer
+from toolkit.modules.dropout import Dropout
 from toolkit.modules.positional_encoding import PositionalEncoding
 from toolkit.modules.transformer_settings import DEFAULT_SETTINGS, TransformerSettings
 
@@ -212,7 +213,7 @@ class StackTransformerDecoder(Decoder):
         if self.positions.reads_trees:
             raise ConfigurationError("a tree encoding has no tree to read in a parser's action sequence: use 'sinusoidal'", key="positional_encoding.type")
         self.max_length = self.positions.max_length
-        self.dropout = nn.Dropout(layers.dropout)
+        self.dropout = Dropout(layers.dropout)
         num_positions = max_position if position_embeddings else 0
         self.layers = nn.ModuleList(
             StackTransformerDecoderLayer(input_dim, layers, head_kinds, num_positions) if guided else TransformerDecoderLayer(input_dim, layers)

@@ -7,6 +7,7 @@ from toolkit.from_params import Lazy, PositiveInt
 from toolkit.modules import tree_positional_encoding  # noqa: F401 - registers the "tree" positional encoding
 from toolkit.modules.attention import MultiHeadAttention, padding_mask
 from toolkit.modules.decoders.decoder import Decoder, DecoderCache, SelfAttentionCache
+from toolkit.modules.dropout import Dropout
 from toolkit.modules.feedforward import FeedForward
 from toolkit.modules.positional_encoding import PositionalEncoding
 from toolkit.modules.transformer_settings import DEFAULT_SETTINGS, TransformerSettings
@@ -21,7 +22,7 @@ class TransformerDecoderLayer(nn.Module):
         self.cross_attention = MultiHeadAttention(dim, settings.num_heads, settings.attention_dropout)
         self.feedforward = FeedForward(dim, settings.ff_dim, settings.dropout)
         self.norms = nn.ModuleList(nn.LayerNorm(dim) for _ in range(3))
-        self.dropout = nn.Dropout(settings.dropout)
+        self.dropout = Dropout(settings.dropout)
         self.norm_first = settings.norm_first
 
     def sublayer(self, i: int, x: torch.Tensor, fn) -> torch.Tensor:
@@ -80,7 +81,7 @@ class TransformerDecoder(Decoder):
         self.input_dim = input_dim
         self.positions: PositionalEncoding = positional_encoding.construct(dim=input_dim)
         self.max_length, self.uses_features = self.positions.max_length, self.positions.reads_trees
-        self.dropout = nn.Dropout(layers.dropout)
+        self.dropout = Dropout(layers.dropout)
         self.layers = nn.ModuleList(TransformerDecoderLayer(input_dim, layers) for _ in range(layers.num_layers))
         self.final_norm = nn.LayerNorm(input_dim) if layers.norm_first else nn.Identity()
 

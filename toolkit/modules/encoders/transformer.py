@@ -7,6 +7,7 @@ from toolkit.errors import ConfigurationError
 from toolkit.from_params import Lazy, PositiveInt
 from toolkit.modules import tree_positional_encoding  # noqa: F401 - registers the "tree" positional encoding
 from toolkit.modules.attention import MultiHeadAttention, padding_mask
+from toolkit.modules.dropout import Dropout
 from toolkit.modules.encoders.encoder import Seq2SeqEncoder
 from toolkit.modules.feedforward import FeedForward
 from toolkit.modules.positional_encoding import PositionalEncoding
@@ -21,7 +22,7 @@ class TransformerEncoderLayer(nn.Module):
         self.attention = MultiHeadAttention(dim, settings.num_heads, settings.attention_dropout)
         self.feedforward = FeedForward(dim, settings.ff_dim, settings.dropout)
         self.norm_attention, self.norm_feedforward = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.dropout = nn.Dropout(settings.dropout)
+        self.dropout = Dropout(settings.dropout)
         self.norm_first = settings.norm_first
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -61,7 +62,7 @@ class TransformerEncoder(Seq2SeqEncoder):
         self.input_dim, self.settings = input_dim, layers
         self.positions: PositionalEncoding = positional_encoding.construct(dim=input_dim)
         self.max_length, self.reads_trees = self.positions.max_length, self.positions.reads_trees
-        self.dropout = nn.Dropout(layers.dropout)
+        self.dropout = Dropout(layers.dropout)
         self.layers = nn.ModuleList(self.build_layer(number) for number in range(1, layers.num_layers + 1))
         self.final_norm = nn.LayerNorm(input_dim) if layers.norm_first else nn.Identity()
 

@@ -9,6 +9,7 @@ from torch.nn.utils.rnn import pack_padded_sequence
 
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError
+from toolkit.modules.dropout import Dropout
 from toolkit.modules.token_embedders.token_embedder import TokenEmbedder, pad_lists
 
 PADDING, BEGIN_WORD, END_WORD = 0, 1, 2
@@ -70,7 +71,7 @@ class CharacterEmbedder(TokenEmbedder):
             self.lstm = nn.LSTM(embedding_dim, hidden_dim, batch_first=True, bidirectional=True)
             encoded_dim = 2 * hidden_dim
         self.projection = nn.Linear(encoded_dim, projection_dim) if projection_dim else None
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.output_dim = projection_dim or encoded_dim
 
     def example_inputs(self, example: Example) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from torch import nn
 
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError
+from toolkit.modules.dropout import Dropout
 from toolkit.modules.token_embedders.scalar_mix import ScalarMix
 from toolkit.modules.token_embedders.token_embedder import TokenEmbedder, pad_lists
 
@@ -128,7 +129,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
             self.layer_indices = indices
             self.scalar_mix = ScalarMix(len(indices))
         self.projection = nn.Linear(hidden_size, projection_dim) if projection_dim else None
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.output_dim = projection_dim or hidden_size
         self.cache: dict[tuple[tuple[int, ...], tuple[int, ...]], torch.Tensor] | None = {} if freeze and cache else None
         if freeze:

@@ -9,6 +9,7 @@ from torch import nn
 
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError
+from toolkit.modules.dropout import Dropout
 from toolkit.modules.token_embedders.token_embedder import TokenEmbedder, pad_lists
 from toolkit.phrases.spacy_dependency import load_pipeline
 
@@ -48,7 +49,7 @@ class SpacyVectorsEmbedder(TokenEmbedder):
         self.register_buffer("table", torch.from_numpy(table), persistent=False)  # never trained, never archived
         self.unknown = nn.Parameter(torch.zeros(table.shape[1]))
         self.projection = nn.Linear(table.shape[1], projection_dim) if projection_dim else None
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.output_dim = projection_dim or table.shape[1]
 
     def row(self, word: str) -> int:

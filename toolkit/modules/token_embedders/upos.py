@@ -7,6 +7,7 @@ from torch import nn
 
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
+from toolkit.modules.dropout import Dropout
 from toolkit.modules.token_embedders.token_embedder import TokenEmbedder, pad_lists
 
 # The 17 tags of Universal Dependencies v2; 0 is padding, and any other tag is read as the last id.
@@ -43,7 +44,7 @@ class UposEmbedder(TokenEmbedder):
             raise ConfigurationError(f"must be 'data', 'spacy' or 'auto', got {source!r}", key="source")
         self.source, self.pipeline = source, pipeline
         self.embedding = nn.Embedding(OTHER + 1, embedding_dim, padding_idx=0)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.nlp: Any = None
         self.cache: dict[tuple[str, ...], tuple[str, ...]] = {}
 

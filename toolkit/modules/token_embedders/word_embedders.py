@@ -8,6 +8,7 @@ from torch import nn
 
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError
+from toolkit.modules.dropout import Dropout
 from toolkit.modules.token_embedders.token_embedder import TokenEmbedder
 
 
@@ -29,7 +30,7 @@ class WordEmbedders(nn.Module):
         self.word_dim = word_dim
         width = word_dim + sum(embedder.get_output_dim() for embedder in self.embedders.values())
         self.projection = nn.Linear(width, output_dim)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def example_inputs(self, example: Example) -> dict[str, Any]:
         return {name: embedder.example_inputs(example) for name, embedder in self.embedders.items()}
