@@ -4,14 +4,15 @@ Actions (the paper's set; a label follows the first colon):
 
 - ``SHIFT``: the current token span is done; the cursor moves to the next token.
 - ``MERGE``: extend the current span by the next token (multi-word spans), before any node is made from it.
-- ``PRED:<concept>``, ``COPY_LEMMA`` (the span's lemma), ``COPY_SENSE01`` (lemma + ``-01``),
-  ``COPY_LEMMA:<NN>`` (lemma + ``-NN``, any other sense: ``meet-02``), ``COPY_LEMMA:<particle>-<NN>``
-  (a phrasal verb whose particle is a word of the sentence: ``give-up-07`` in "gave it up"), ``COPY_STEM`` and
-  ``COPY_WORD`` (the span's words as written, lowercased, where the lemmatizer changed them: ``lost``,
-  ``politics``), ``COPY_STEM:<NN>`` (the word the lemma derives from, bare or with a sense: ``crossly`` ->
+- ``PRED:<concept>``; the copies, which spell the concept from the span's words:
+  ``COPY_LEMMA`` (the lemma), ``COPY_SENSE01`` (lemma + ``-01``), ``COPY_LEMMA:<NN>`` (lemma +
+  ``-NN``, any other sense: ``meet-02``), ``COPY_LEMMA:<particle>-<NN>`` (a phrasal verb whose
+  particle is a word of the sentence: ``give-up-07`` in "gave it up"), ``COPY_WORD`` (the words as
+  written, lowercased, where the lemmatizer changed them: ``lost``, ``politics``), ``COPY_STEM``
+  and ``COPY_STEM:<NN>`` (the word the lemma derives from, bare or with a sense: ``crossly`` ->
   ``cross``, ``exhausted`` -> ``exhaust-01``; only where :mod:`~transition_systems.amr.morphology`
   finds one), ``COPY_FRAME`` (the frame the grammar's ``frames`` table gives the lemma:
-  ``digestion`` -> ``digest-01``; only where it has one) and
+  ``digestion`` -> ``digest-01``; only where it has one); and
   ``ENTITY:<type>`` (a ``<type>`` node with ``:name (name :op1 "w1" :op2 "w2" ...)`` from the span's
   tokens) make a node aligned to the current span and push it on the stack. A span may make
   several nodes. Constants (``-``, ``6``, ``"Paris"``, ``imperative``) are nodes too.
