@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_server import start_server
+from toolkit.serving.launch import start_server
 
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -50,7 +50,8 @@ def parse_on_page(browser, url: str, sentence: str, screenshot: Path):
 
 
 def test_the_page_draws_an_amr_graph(browser, amr_archive, tmp_path):
-    process, url = start_server(amr_archive)
+    server = start_server(amr_archive, "--device", "cpu", threads=1)
+    url = server.url
     try:
         page, errors = parse_on_page(browser, url, "The little prince saw a <b>rose</b> .", tmp_path / "amr.png")
         assert errors == [] and page.text_content("#error") == ""
@@ -66,12 +67,12 @@ def test_the_page_draws_an_amr_graph(browser, amr_archive, tmp_path):
         assert page.text_content("#error").startswith("422: ")  # a bad input is reported on the page
         assert page.locator("#picture svg").count() == 0
     finally:
-        process.terminate()
-        process.wait(60)
+        server.stop()
 
 
 def test_the_page_draws_a_dependency_tree(browser, dependency_archive, tmp_path):
-    process, url = start_server(dependency_archive)
+    server = start_server(dependency_archive, "--device", "cpu", threads=1)
+    url = server.url
     try:
         page, errors = parse_on_page(browser, url, "The cat sat on the mat .", tmp_path / "dependency.png")
         assert errors == [] and page.text_content("#error") == ""
@@ -85,5 +86,4 @@ def test_the_page_draws_a_dependency_tree(browser, dependency_archive, tmp_path)
         assert words == ["The", "cat", "sat", "on", "the", "mat", "."]
         assert page.locator("#picture svg .displacy-arc").count() == 6  # every word but the root has an arc
     finally:
-        process.terminate()
-        process.wait(60)
+        server.stop()
