@@ -16,7 +16,8 @@ prints one table. In the subprocess:
   left out: source plus target tokens for an encoder-decoder (``len(item["source"]) +
   len(item["target"])``), source words only for a tagger, whose tags are outputs, not inputs.
 - MFU: ``toolkit.training.flops``: 6 x parameters x fp32 tokens/s against the fp32 matmul peak
-  measured in the subprocess (2048 x 2048, at ``--threads``), printed under the table. It counts
+  measured in the subprocess (2048 x 2048, at ``--threads``), printed under the table, with the
+  bf16 matmul peak beside it: the most bf16 can gain. It counts
   every parameter for every token, so it overestimates an encoder-decoder's FLOPs.
 - Decoding: sentences/s of ``toolkit.evaluation.predict`` (length-sorted batches of
   ``trainer.decode_max_tokens``) in fp32 with greedy search and beams of 5 and 10 on the first
@@ -200,6 +201,8 @@ def measure(config: str, args: argparse.Namespace) -> dict:
     model.zero_grad(set_to_none=True)
 
     peak = measure_peak_flops(torch.float32, size=PEAK_SIZE, device=device)
+    # what bf16 can gain at most: its matmul peak on the same device (on a CPU without AMX it can be below fp32's)
+    peak_bf16 = measure_peak_flops(torch.bfloat16, size=PEAK_SIZE, device=device) if "bf16" in precisions else None
     mfu = {precision: model_flops_utilization(parameters, rate, peak) for precision, rate in tokens_per_second.items()}
 
     # Decoding on the initial (seeded) weights: untrained, and the same whatever --steps is.
@@ -216,6 +219,7 @@ def measure(config: str, args: argparse.Namespace) -> dict:
         "tokens_per_second": tokens_per_second,
         "mfu": mfu,
         "peak_flops_fp32": peak,
+        "peak_flops_bf16": peak_bf16,
         "sentences_per_second": sentences,
         "predicted": predicted,
         "capped": predicted < args.predict_examples,
@@ -313,7 +317,9 @@ def print_table(results: list[dict], args: argparse.Namespace) -> None:
         limit = f"max_steps {result['max_steps']}" if not tagger else "no search"
         notes.append(
             f"- {result['config']}: {result['examples']} training examples in {result['batches']} batches of <= {result['max_tokens']} tokens; "
-            f"fp32 matmul peak {result['peak_flops_fp32'] / 1e9:,.1f} GFLOP/s; decoding {result['predicted']} sentences, {limit}; "
+            f"fp32 matmul peak {result['peak_flops_fp32'] / 1e9:,.1f} GFLOP/s"
+            + (f" (bf16: {result['peak_flops_bf16'] / 1e9:,.1f})" if result.get("peak_flops_bf16") else "")
+            + f"; decoding {result['predicted']} sentences, {limit}; "
             f"peak RSS after training {result['training_rss_mib']:,.0f} MiB"
             + (f", CUDA {result['training_cuda_mib']:,.0f} MiB" if cuda else "")
             + f"; setup (read, fit, vocabulary, model) {result['setup_seconds']:.1f} s"
