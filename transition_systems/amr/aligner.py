@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 from transition_systems.amr.graph import GoldGraph
 from transition_systems.amr.lexicon import CUES, NEGATIVE_PREFIXES, PUNCTUATION, Lexicon
+from transition_systems.amr.numbers import number_value
 
 SENSE = re.compile(r"-\d\d$")
 PRONOUNS = {
@@ -50,64 +51,6 @@ PRONOUNS = {
     "it": {"it", "its", "itself"},
     "we": {"we", "us", "our", "ours", "ourselves"},
     "they": {"they", "them", "their", "theirs", "themselves"},
-}
-NUMBER_WORDS = {
-    word: str(value)
-    for value, word in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-            "thirteen",
-            "fourteen",
-            "fifteen",
-            "sixteen",
-            "seventeen",
-            "eighteen",
-            "nineteen",
-            "twenty",
-        ]
-    )
-}
-NUMBER_WORDS.update(
-    {
-        "thirty": "30",
-        "forty": "40",
-        "fifty": "50",
-        "sixty": "60",
-        "hundred": "100",
-        "thousand": "1000",
-        "million": "1000000",
-        "billion": "1000000000",
-        "once": "1",
-        "twice": "2",
-        "first": "1",
-        "second": "2",
-        "third": "3",
-        "fourth": "4",
-        "fifth": "5",
-        "sixth": "6",
-        "half": "0.5",
-        "a": "1",
-        "an": "1",
-        "single": "1",
-    }
-)
-MONTHS = {
-    name: str(number)
-    for number, name in enumerate(
-        ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"], start=1
-    )
 }
 PREFIX = 4
 ROLE_FRAMES = ("have-rel-role-91", "have-org-role-91")
@@ -123,6 +66,7 @@ class Alignment:
     forced: set[str] = field(default_factory=set)
     dependents: set[str] = field(default_factory=set)
     names: dict[str, tuple[int, int]] = field(default_factory=dict)  # entity node -> token span [start, end)
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # a concept spelled by adjacent words (``at-first``) -> their span
 
     @property
     def rule_aligned(self) -> int:
@@ -163,9 +107,7 @@ def _constant_matches(label: str, token: str, lemma: str) -> bool:
         return token in CUES["-"] or lemma in CUES["-"]
     if value in (token, lemma):
         return True
-    if NUMBER_WORDS.get(token) == value or MONTHS.get(token) == value:
-        return True
-    return bool(token) and token.replace(",", "") == value
+    return bool(token) and number_value([token]) == value
 
 
 def align(graph: GoldGraph, tokens: Sequence[str], lemmas: Sequence[str], lexicon: Lexicon = EMPTY) -> Alignment:
@@ -261,12 +203,18 @@ class _Aligner:
         label = self.graph.labels[node]
         tokens = range(len(self.lowered))
         if node in self.graph.constants:
-            return [3 * _constant_matches(label, self.lowered[i], self.lemmas[i]) for i in tokens]
+            return [self.constant_score(label, i) for i in tokens]
         cues = CUES.get(label, frozenset())
         if _abstract(label):  # no word is spelled like have-rel-role-91: cue words only
             return [2 if self.lowered[i] in cues or self.lemmas[i] in cues else 0 for i in tokens]
         base = _base(label)
         return [self.word_score(base, cues, i) for i in tokens]
+
+    def constant_score(self, label: str, index: int) -> int:
+        """3 for the constant's word or number (``20,000``, ``3 million``), 2 for an article standing for 1."""
+        if _constant_matches(label, self.lowered[index], self.lemmas[index]) or number_value(self.lowered[index : index + 2]) == label:
+            return 3
+        return 2 * (label == "1" and self.lowered[index] in ("a", "an"))
 
     def word_score(self, base: str, cues: frozenset[str], index: int) -> int:
         token, lemma = self.lowered[index], self.lemmas[index]
@@ -310,6 +258,23 @@ class _Aligner:
                 index = self.best(node)
                 if index is not None:
                     self.put(node, index)
+                    if (end := self.adjacent_words(node, index)) is not None:
+                        self.alignment.spans[node] = (index, end)
+
+    def adjacent_words(self, node: str, index: int) -> int | None:
+        """The end of the run of adjacent tokens from *index* that spells *node*'s concept, if it has several
+        words (``at first`` for ``at-first``, ``give up`` for ``give-up-07``) or is a compound number (``3 million``).
+        """
+        label = self.graph.labels[node]
+        if node in self.graph.constants:
+            end = index + 2
+            return end if end <= len(self.lowered) and number_value(self.lowered[index:end]) == label else None
+        parts = _base(label).split("-")
+        end = index + len(parts)
+        if len(parts) < 2 or _abstract(label) or end > len(self.lowered):
+            return None
+        matches = all(part in (self.lowered[i], self.lemmas[i]) for part, i in zip(parts, range(index, end)))
+        return end if matches else None
 
     # ------------------------------------------------------------ 3. structure
 

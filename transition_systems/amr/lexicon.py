@@ -10,10 +10,12 @@ The dictionaries are data read from a configured folder (the grammar's ``diction
 - ``morph-verbalization-*.txt``: ``::DERIV-VERB "conquer" ::DERIV-NOUN "conquest"
   ::DERIV-NOUN-ACTOR "conqueror"``: nouns and actor nouns that AMR writes as their verb's frame;
 
-A word's *frame* (what the ``COPY_FRAME`` action makes) is its ``VERBALIZE`` line's frame
-(``afraid`` -> ``fear-01``), else its derivation's verb with sense 01 (``digestion`` -> ``digest-01``).
 - ``have-rel-role-91-roles-*.txt`` / ``have-org-role-91-roles-*.txt``: ``USE-HAVE-REL-ROLE-91-ARG2
   friend``: the role words a ``have-rel-role-91`` / ``have-org-role-91`` takes as ``:ARG2``.
+
+A word's *frame* (what the ``COPY_FRAME`` action makes) is its ``VERBALIZE`` line's frame
+(``afraid`` -> ``fear-01``), else its derivation's verb with sense 01 (``digestion`` ->
+``digest-01``), else the role frame it is a role word of (``father`` -> ``have-rel-role-91``).
 
 A file whose lines are not in its format (a web page saved under a dictionary's name, say) is
 reported in one warning, naming the file and line, and not used. No folder, or an empty one,
@@ -142,6 +144,7 @@ def _load(folder: str | None) -> Lexicon:
     roles: set[str] = set()
     heads: set[str] = set()
     verbalized: dict[str, str] = {}
+    role_frames: dict[str, str] = {}
     digest = hashlib.sha256()
     for kind, pattern in FORMATS.items():
         for path in sorted(Path(folder).glob(f"{kind}-*.txt")):
@@ -163,8 +166,11 @@ def _load(folder: str | None) -> Lexicon:
                     _add_derivations(verbs, DERIVATION.findall(match[0]))
                 else:
                     roles.update(word.lower() for word in match.groups() if word)
-    # a word's frame: a VERBALIZE line's (with its sense), else its only derivation's verb with sense 01, else its cue's
+                    role_frames.setdefault(match[1].lower(), kind.removesuffix("-roles"))
+    # a word's frame: a VERBALIZE line's (with its sense), else its only derivation's verb with sense 01,
+    # else the role frame whose :ARG2 it is (father -> have-rel-role-91), else its cue's
     frames = dict(CUE_FRAMES)
+    frames.update(role_frames)
     frames.update({word: f"{next(iter(verb))}-01" for word, verb in sorted(verbs.items()) if len(verb) == 1})
     frames.update(verbalized)
     frozen = {word: frozenset(evoked) for word, evoked in concepts.items()}

@@ -69,3 +69,25 @@ def _restore_e(stem: str) -> str:
     if stem.endswith(_E_AFTER) or _SHORT_CLOSED.match(stem):
         return stem + "e"
     return stem
+
+
+IRREGULAR_DEGREES = {"better": "more", "worse": "more", "further": "more", "farther": "more", "best": "most", "worst": "most", "furthest": "most"}
+
+
+def degree(word: str, lemma: str) -> str | None:
+    """``more`` for a comparative, ``most`` for a superlative, from the word (lowercased) and its lemma.
+
+    AMR writes ``bigger`` as ``big`` with ``:degree more`` (or ``have-degree-91 ... :ARG3 more``),
+    so a comparative also allows ``PRED:more``, whatever lemma training saw ``more`` with. The
+    word must be its lemma with ``-er``/``-est`` (``larger``, ``bigger``, ``happier``); a word the
+    lemmatizer left alone (``teacher``) is not one.
+    """
+    if word in IRREGULAR_DEGREES:
+        return IRREGULAR_DEGREES[word]
+    if word == lemma:
+        return None
+    for suffix, concept in (("er", "more"), ("est", "most")):
+        stem = word.removesuffix(suffix)
+        if stem != word and lemma in (stem, stem + "e", stem[:-1] if stem[-2:-1] == stem[-1:] else None, stem[:-1] + "y" if stem.endswith("i") else None):
+            return concept
+    return None

@@ -27,6 +27,7 @@ from transition_systems.amr.state import (
     CLOSE,
     COPY_FRAME,
     COPY_LEMMA,
+    COPY_NUMBER,
     COPY_SENSE01,
     COPY_STEM,
     COPY_WORD,
@@ -59,10 +60,10 @@ class StaticOracle:
         sentence = start.sentence
         self.alignment: Alignment = system.align(self.gold, sentence)
         n = len(sentence.tokens)
-        # entity spans: merged tokens' nodes move to the span's start
+        # entity spans, then those of concepts of several words: merged tokens' nodes move to the span's start
         self.span_at: dict[int, int] = {}
         covered: dict[int, int] = {}
-        for _, (begin, end) in sorted(self.alignment.names.items(), key=lambda item: item[1]):
+        for begin, end in [*sorted(self.alignment.names.values()), *sorted(self.alignment.spans.values())]:
             if begin in covered or begin in self.span_at:
                 continue
             end = min(end, begin + system.max_merge, n)
@@ -149,6 +150,8 @@ class StaticOracle:
             action = COPY_FRAME
         elif label == state.sentence.word(state.cursor, state.span_end):
             action = COPY_WORD
+        elif label == state.sentence.number(state.cursor, state.span_end):
+            action = COPY_NUMBER
         elif (copy := _copy(label, key, state.sentence.particles)) is not None and copy in state.allowed():
             action = copy
         else:

@@ -11,7 +11,9 @@ Actions (the paper's set; a label follows the first colon):
   written, lowercased, where the lemmatizer changed them: ``lost``, ``politics``), ``COPY_STEM``
   and ``COPY_STEM:<NN>`` (the word the lemma derives from, bare or with a sense: ``crossly`` ->
   ``cross``, ``exhausted`` -> ``exhaust-01``; only where :mod:`~transition_systems.amr.morphology`
-  finds one), ``COPY_FRAME`` (the frame the grammar's ``frames`` table gives the lemma:
+  finds one), ``COPY_NUMBER`` (the number the words stand for, where it is written otherwise:
+  ``20,000`` -> ``20000``, ``twelve`` -> ``12``, ``3 million`` -> ``3000000``, ``March`` -> ``3``;
+  see :mod:`~transition_systems.amr.numbers`), ``COPY_FRAME`` (the frame the grammar's ``frames`` table gives the lemma:
   ``digestion`` -> ``digest-01``; only where it has one); and
   ``ENTITY:<type>`` (a ``<type>`` node with ``:name (name :op1 "w1" :op2 "w2" ...)`` from the span's
   tokens) make a node aligned to the current span and push it on the stack. A span may make
@@ -43,17 +45,18 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.grammars.grammar import State, SymbolTable
 from transition_systems.amr.graph import encode
-from transition_systems.amr.morphology import derived_base
+from transition_systems.amr.morphology import degree, derived_base
+from transition_systems.amr.numbers import number_value
 
 if TYPE_CHECKING:
     from transition_systems.amr.system import AmrTransitionSystem
 
 SHIFT, REDUCE, MERGE, SWAP, CLOSE = "SHIFT", "REDUCE", "MERGE", "SWAP", "CLOSE"
-COPY_LEMMA, COPY_SENSE01, COPY_WORD, COPY_STEM, COPY_FRAME = "COPY_LEMMA", "COPY_SENSE01", "COPY_WORD", "COPY_STEM", "COPY_FRAME"
+COPY_LEMMA, COPY_SENSE01, COPY_WORD, COPY_STEM, COPY_FRAME, COPY_NUMBER = "COPY_LEMMA", "COPY_SENSE01", "COPY_WORD", "COPY_STEM", "COPY_FRAME", "COPY_NUMBER"
 PRED, ENTITY, DEPENDENT, LA, RA = "PRED", "ENTITY", "DEPENDENT", "LA", "RA"
 ROOT = "root"
 MAX_EDGES_BETWEEN = 2  # edges from one node to another
-ACTION_KINDS = (SHIFT, REDUCE, MERGE, PRED, COPY_LEMMA, COPY_SENSE01, COPY_WORD, COPY_STEM, COPY_FRAME, ENTITY, DEPENDENT, LA, RA, SWAP, CLOSE)
+ACTION_KINDS = (SHIFT, REDUCE, MERGE, PRED, COPY_LEMMA, COPY_SENSE01, COPY_WORD, COPY_STEM, COPY_FRAME, COPY_NUMBER, ENTITY, DEPENDENT, LA, RA, SWAP, CLOSE)
 
 
 PARTICLES = frozenset("up out off on in down away over back about around through along across by forward together apart aside".split())
@@ -83,6 +86,7 @@ class AmrAllowed:
     frame: bool = False  # COPY_FRAME: the span's lemma has a frame
     stem: bool = False  # COPY_STEM: the span's lemma derives from another word
     word: bool = False  # COPY_WORD: the span's words differ from its lemma
+    number: bool = False  # COPY_NUMBER: the span's words are a number written otherwise (``20,000``, ``twelve``)
     particles: frozenset[str] = frozenset()  # the sentence's words that COPY_LEMMA may add as a phrasal verb's particle
     copies: frozenset[str] | None = None  # what may follow COPY_LEMMA: and COPY_STEM: at all (None: any)
     merge: bool = False
@@ -109,6 +113,8 @@ class AmrAllowed:
             return self.stem
         if symbol == COPY_WORD:
             return self.word
+        if symbol == COPY_NUMBER:
+            return self.number
         flag = {SHIFT: self.shift, REDUCE: self.reduce, MERGE: self.merge, SWAP: self.swap, CLOSE: self.close}.get(symbol)
         if flag is not None:
             return flag
@@ -147,6 +153,7 @@ class AmrAllowed:
             (self.frame, COPY_FRAME),
             (self.stem, COPY_STEM),
             (self.word, COPY_WORD),
+            (self.number, COPY_NUMBER),
             (self.shift, SHIFT),
             (self.reduce, REDUCE),
             (self.merge, MERGE),
@@ -183,6 +190,14 @@ class Sentence:
     def word(self, start: int, end: int) -> str:
         """The words of a span as written, lowercased: what COPY_WORD copies where the lemmatizer changed them."""
         return "-".join(self.tokens[start:end]).lower()
+
+    def degree(self, start: int, end: int) -> str | None:
+        """``more`` / ``most`` where the span is one comparative / superlative word (:func:`~transition_systems.amr.morphology.degree`)."""
+        return degree(self.tokens[start].lower(), self.lemmas[start].lower()) if end - start == 1 else None
+
+    def number(self, start: int, end: int) -> str | None:
+        """The number the span's words stand for, if they do: what COPY_NUMBER makes (``20,000`` -> ``20000``)."""
+        return number_value(self.tokens[start:end])
 
     @cached_property
     def particles(self) -> frozenset[str]:
@@ -238,17 +253,21 @@ class AmrState(State):
             excluded = frozenset(between)
             left = sum(symbol.startswith(LA) for symbol in between) < MAX_EDGES_BETWEEN
             right = sum(symbol.startswith(RA) for symbol in between) < MAX_EDGES_BETWEEN
-        preds, frame, stem, word = None, False, False, False
+        preds, frame, stem, word, number = None, False, False, False, False
         if create:
             key = self.sentence.key(self.cursor, self.span_end)
             preds, frame, stem = system.labels_for(key), system.frame_of(key) is not None, derived_base(key) is not None
+            if preds is not None and (grade := self.sentence.degree(self.cursor, self.span_end)) is not None:
+                preds = preds | {grade}
             word = self.sentence.word(self.cursor, self.span_end) != key
+            number = self.sentence.number(self.cursor, self.span_end) not in (None, key)
         close = not tokens_left and bool(self.labels) and self.top >= 0 and self._connected()
         return AmrAllowed(
             create=create,
             frame=frame,
             stem=stem,
             word=word,
+            number=number,
             particles=self.sentence.particles if create else frozenset(),
             copies=system.copy_labels if create else None,
             merge=merge,
@@ -313,6 +332,8 @@ class AmrState(State):
             return self._create(f"{key}-01")
         if kind == COPY_WORD:
             return self._create(self.sentence.word(self.cursor, self.span_end))
+        if kind == COPY_NUMBER:
+            return self._create(self.sentence.number(self.cursor, self.span_end) or key)
         if kind == COPY_STEM:
             stem = derived_base(key)
             return self._create(f"{stem}-{label}" if label else stem)
