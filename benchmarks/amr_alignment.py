@@ -6,10 +6,11 @@
    PRED label restriction fitted on the split itself (what ``toolkit oracle CONFIG DATA``
    reports: the ceiling the transition system and the aligner set) and fitted on the training
    split (the ceiling a trained parser really has). Fitted on train, a gold label is lost when
-   it was never seen with its lemma in training and no copy makes it (or the copy's sense or
-   particle was never copied in training); the table splits those into labels that training
-   never saw at all (no parser trained on it can produce them) and labels seen only with other
-   lemmas.
+   the fitted grammar does not allow the action the oracle makes it with: a PRED label never
+   seen with its lemma in training (nor allowed otherwise, as ``more`` is at a comparative), or
+   a copy whose sense or particle training never copied. The table splits those into labels
+   that training never saw at all (no parser trained on it can produce them) and labels seen
+   only with other lemmas.
 3. The aligner against hand-made gold alignments (``tests/fixtures/amr_gold_alignments.txt``,
    23 test sentences, 155 concept nodes): precision, recall and F1 on concept nodes, rules only
    and with force-alignment.
@@ -21,6 +22,7 @@ Each with and without USC/ISI's dictionaries (``--dictionaries``, default DATA_R
 
 import argparse
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import transition_systems  # noqa: F401  (registers the amr grammar)
@@ -36,7 +38,7 @@ REPOSITORY = Path(__file__).absolute().parents[1]
 
 
 def lost_labels(fitted: AmrTransitionSystem, examples: list) -> Counter:
-    """Gold PRED labels the grammar fitted on train does not allow at their span, by why."""
+    """Gold PRED labels and copies the grammar fitted on train does not allow where the oracle needs them, by why."""
     free = AmrTransitionSystem(force_align=fitted.force_align, dictionaries=fitted.dictionaries, frames=fitted.frames)
     seen = {label for labels in (fitted.pred_labels or {}).values() for label in labels}
     counts: Counter = Counter()
@@ -44,10 +46,9 @@ def lost_labels(fitted: AmrTransitionSystem, examples: list) -> Counter:
         state = free.initial_state(example)
         for action in free.oracle(example):
             kind, _, label = action.partition(":")
-            if kind == PRED and label not in (fitted.labels_for(state.sentence.key(state.cursor, state.span_end)) or (label,)):
-                counts["never in training" if label not in seen else "seen with other lemmas"] += 1
-            elif kind in (COPY_LEMMA, COPY_STEM) and label and label not in (fitted.copy_labels or (label,)):
-                counts["never in training"] += 1  # a sense or particle no training copy had
+            if kind in (PRED, COPY_LEMMA, COPY_STEM) and action not in replace(state, system=fitted).allowed():
+                # a copy's sense or particle no training copy had is never in training, like an unseen PRED label
+                counts["never in training" if kind != PRED or label not in seen else "seen with other lemmas"] += 1
             state = state.apply(action)
     return counts
 

@@ -109,6 +109,20 @@ def test_concepts_of_several_words_and_negated_stems():
     assert mystery == {"mystery": 2, "possible-01": 1, "penetrate-01": 1, "-": 1}
 
 
+def test_adjacent_words_of_one_concept_and_compound_numbers_become_spans():
+    def spans(text: str, tokens: str, lemmas: str | None = None) -> dict[str, tuple[int, int]]:
+        graph = GoldGraph.of(penman.decode(text))
+        alignment = align(graph, tokens.split(), (lemmas or tokens.lower()).split(), Lexicon())
+        return {graph.labels[node]: span for node, span in alignment.spans.items()}
+
+    assert spans("(s / sleep-01 :time (a / at-first))", "at first she slept", "at first she sleep") == {"at-first": (0, 2)}
+    assert spans("(g / give-up-07 :ARG0 (h / he))", "he gave up", "he give up") == {"give-up-07": (1, 3)}
+    assert spans("(g / give-up-07 :ARG0 (h / he) :ARG1 (i / it))", "He gave it up", "he give it up") == {}  # not adjacent: no span
+    assert spans("(p / person :quant 3000000)", "3 million people") == {"3000000": (0, 2)}
+    assert spans("(p / person :quant 20000)", "20,000 people") == {}  # one word: no span needed
+    assert aligned("(p / person :quant 1 :ARG0-of (r / read-01))", "a person reads one") == {"person": 1, "1": 3, "read-01": 2}  # "one" over "a"
+
+
 def test_names_coordination_and_punctuation():
     turkish = aligned('(a / astronomer :mod (c / country :name (n / name :op1 "Turkey")))', "a Turkish astronomer")
     assert turkish == {"astronomer": 2, "country": 1, "name": 1, '"Turkey"': 1}  # a one-word name by its stem, no span merged

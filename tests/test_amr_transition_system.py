@@ -33,6 +33,8 @@ REENTRANCY = example("The boy wants to go .", "the boy want to go .", "(w / want
 ENTITY = example("He lives in New York .", "he live in new york .", '(l / live-01 :ARG0 (h / he) :location (c / city :name (n / name :op1 "New" :op2 "York")))')
 NEGATION = example("I do not know .", "i do not know .", "(k / know-01 :polarity - :ARG0 (i / i))")
 IMPERATIVE = example("Go !", "go !", "(g / go-02 :mode imperative :ARG0 (y / you))")
+COST = example("It cost $ 20,000 .", "it cost $ 20,000 .", "(c / cost-01 :ARG1 (i / it) :ARG2 (m / monetary-quantity :quant 20000 :unit (d / dollar)))")
+BIGGER = example("It is bigger .", "it be big .", "(b / big :domain (i / it) :degree (m / more))")
 DERIVED = example(
     "He stared crossly , exhausted .", "he stare crossly , exhausted .", "(s / stare-01 :ARG0 (h / he :ARG1-of (e / exhaust-01)) :manner (c / cross))"
 )
@@ -306,6 +308,8 @@ CANDIDATES = (
     "COPY_LEMMA:02",
     "COPY_STEM",
     "COPY_STEM:01",
+    "COPY_NUMBER",
+    "COPY_WORD",
     "ENTITY:person",
     "PRED:thing",
     "DEPENDENT:mod:y",
@@ -356,6 +360,7 @@ def test_past_the_budget_only_finishing_moves_are_allowed():
 VOCABULARY = CANDIDATES + (
     "PRED:want-01",
     "PRED:boy",
+    "PRED:more",
     "PRED:",
     "ENTITY:city",
     "DEPENDENT:polarity:-",
@@ -399,7 +404,7 @@ def test_symbol_ids_and_components_agree_with_their_definitions(data):
     system = AmrTransitionSystem()
     system.fit([REENTRANCY, ENTITY, NEGATION])  # restricts PRED labels by lemma: preds is a set, not None
     table = SymbolTable(VOCABULARY)
-    state = system.initial_state(data.draw(st.sampled_from([REENTRANCY, ENTITY, IMPERATIVE, DERIVED])))
+    state = system.initial_state(data.draw(st.sampled_from([REENTRANCY, ENTITY, IMPERATIVE, DERIVED, COST, BIGGER])))
     for _ in range(40):
         allowed = state.allowed()
         assert sorted(allowed.symbol_ids(table)) == [i for i, symbol in enumerate(VOCABULARY) if symbol in allowed]
@@ -504,3 +509,134 @@ def test_derived_base_undoes_english_suffixes(word, base):
     from transition_systems.amr.morphology import derived_base
 
     assert derived_base(word) == base
+
+
+def test_numbers_concepts_of_adjacent_words_and_comparatives_that_training_never_saw():
+    """``COPY_NUMBER``, a merged span copied whole, and ``PRED:more`` at a comparative: a grammar fitted on
+    other sentences rebuilds these graphs exactly, where it used to relabel them.
+    """
+    seen_more = example("I want more .", "i want more .", "(w / want-01 :ARG0 (i / i) :ARG1 (m / more))")
+    system = AmrTransitionSystem()
+    system.fit([REENTRANCY, ENTITY, NEGATION, seen_more])
+    assert system.labels_for("big") == frozenset()  # training saw "more" with the lemma "more" only
+    # "20,000": the number is written with a separator; "$": a cue word for dollar, monetary-quantity made by PRED (unseen: relabelled)
+    actions = AmrTransitionSystem().oracle(COST)
+    assert actions[actions.index("COPY_NUMBER") - 1] == "SHIFT" and "PRED:20000" not in actions
+    assert "COPY_NUMBER" in system.initial_state(COST).apply("SHIFT").apply("SHIFT").apply("SHIFT").allowed()
+    assert "COPY_NUMBER" not in system.initial_state(COST).allowed()  # "It" is no number
+
+    # a comparative allows PRED:more whatever lemma training saw it with; its lemma's own word does not
+    assert system.run_oracle(BIGGER)[1] == "exact"
+    assert same_graph(penman.decode(replay(system, BIGGER).result()), BIGGER.target)
+    assert "PRED:more" not in system.initial_state(example("It is big .", "it be big .", "(b / big :domain (i / it))")).apply("SHIFT").apply("SHIFT").allowed()
+
+    # "at first": the oracle merges the two words and copies the span's lemma
+    first = example("At first he slept .", "at first he sleep .", "(s / sleep-01 :ARG0 (h / he) :time (a / at-first))")
+    assert system.run_oracle(first) == (
+        "MERGE COPY_LEMMA SHIFT COPY_LEMMA SHIFT COPY_SENSE01 LA:root LA:ARG0 SWAP LA:time REDUCE REDUCE SHIFT SHIFT CLOSE".split(),
+        "exact",
+    )
+    assert same_graph(penman.decode(replay(system, first).result()), first.target)
+
+
+@pytest.mark.parametrize(
+    "words, value",
+    [
+        ("20,000", "20000"),
+        ("1,234,567.5", "1234567.5"),
+        ("12", "12"),
+        ("0.50", "0.5"),
+        ("twelve", "12"),
+        ("Ninety", "90"),
+        ("3 million", "3000000"),
+        ("1.5 billion", "1500000000"),
+        ("two hundred", "200"),
+        ("March", "3"),
+        ("first", "1"),
+        ("21st", "21"),
+        ("half", "0.5"),
+        ("a", None),  # an article is not a number to copy
+        ("1,23", None),  # not a thousands separator
+        ("million", "1000000"),
+        ("million million", None),
+        ("two three", None),
+        ("house", None),
+    ],
+)
+def test_number_value_of_hand_checked_words(words, value):
+    from transition_systems.amr.numbers import number_value
+
+    assert number_value(words.split()) == value
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10**15), st.sampled_from(["", "thousand", "million", "billion"]))
+def test_number_value_reads_any_integer_with_separators_and_a_multiplier(n, multiplier):
+    from transition_systems.amr.numbers import MULTIPLIERS, number_value
+
+    words = [f"{n:,}"] + ([multiplier] if multiplier else [])
+    assert number_value(words) == str(n * MULTIPLIERS.get(multiplier, 1))
+
+
+@pytest.mark.parametrize(
+    "word, lemma, grade",
+    [
+        ("bigger", "big", "more"),
+        ("larger", "large", "more"),
+        ("happier", "happy", "more"),
+        ("greater", "great", "more"),
+        ("biggest", "big", "most"),
+        ("largest", "large", "most"),
+        ("better", "good", "more"),
+        ("worst", "bad", "most"),
+        ("teacher", "teacher", None),  # the lemmatizer left it: a noun
+        ("water", "water", None),
+        ("flowers", "flower", None),
+        ("big", "big", None),
+    ],
+)
+def test_degree_of_comparatives_and_superlatives(word, lemma, grade):
+    from transition_systems.amr.morphology import degree
+
+    assert degree(word, lemma) == grade
+
+
+def test_demonyms_and_wikis_are_made_for_places_training_never_saw():
+    """``DEMONYM`` makes the entity an adjective of place stands for, ``WIKI`` the ``:wiki`` its name spells."""
+    french = example(
+        "I love French food .",
+        "i love french food .",
+        '(l / love-01 :ARG0 (i / i) :ARG1 (f / food :mod (c / country :wiki "France" :name (n / name :op1 "France"))))',
+    )
+    system = AmrTransitionSystem()
+    system.fit([REENTRANCY, NEGATION])  # no entity, name or wiki in training
+    actions, status = system.run_oracle(french)
+    assert status == "exact" and "DEMONYM" in actions and actions[actions.index("DEMONYM") + 1 :].count("WIKI") == 1
+    assert same_graph(penman.decode(replay(system, french).result()), french.target)
+
+    york = example(
+        "He lives in New York .",
+        "he live in new york .",
+        '(l / live-01 :ARG0 (h / he) :location (c / city :wiki "New_York_City" :name (n / name :op1 "New" :op2 "York")))',
+    )
+    state = system.initial_state(york)
+    for action in ["COPY_LEMMA", "SHIFT", "COPY_LEMMA", "SHIFT", "SHIFT", "MERGE", "ENTITY:city"]:
+        state = state.apply(action)
+    assert "WIKI" in state.allowed() and state.wiki_of(state.stack[-1]) == '"New_York"'
+    state = state.apply("WIKI")
+    assert "WIKI" not in state.allowed() and ("c", ":wiki", '"New_York"') in [t for t in penman.decode(state.result()).triples if t[1] == ":wiki"]
+    # a wiki that is not the name joined (New_York_City) stays a DEPENDENT label
+    assert 'DEPENDENT:wiki:"New_York_City"' in AmrTransitionSystem().oracle(york)
+    assert "DEMONYM" not in state.allowed() and "WIKI" not in system.initial_state(york).allowed()
+
+
+def test_role_words_take_their_role_frame_before_a_derived_verb(tmp_path):
+    (tmp_path / "morph-verbalization-v1.01.txt").write_text('::DERIV-VERB "father" ::DERIV-NOUN-ACTOR "father"\n::DERIV-VERB "die" ::DERIV-NOUN "death"\n')
+    (tmp_path / "have-rel-role-91-roles-v1.06.txt").write_text("USE-HAVE-REL-ROLE-91-ARG2 father\n")
+    (tmp_path / "verbalization-list-v1.06.txt").write_text("VERBALIZE father TO person :ARG0-of father-01\n")
+    from transition_systems.amr.lexicon import Lexicon
+
+    assert Lexicon.load(tmp_path).frames["father"] == "father-01"  # a VERBALIZE line wins
+    (tmp_path / "verbalization-list-v1.06.txt").unlink()
+    frames = Lexicon.load(str(tmp_path) + "/").frames  # another folder string: read again
+    assert frames["father"] == "have-rel-role-91" and frames["death"] == "die-01"

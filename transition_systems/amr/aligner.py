@@ -12,9 +12,12 @@ Steps, in order (each relies on the ones before; within a step, nodes go in PENM
    ``conquer-01``, see :mod:`transition_systems.amr.lexicon`) or the cue words of abstract and
    modal concepts (``because`` -> ``cause-01``, ``can`` -> ``possible-01``, ``not`` -> ``-``);
    concepts of several words (``at-hand``, ``give-up-07``: their words in order within a few
-   tokens); and last a shared stem (a prefix of 4 characters, or the whole of a shorter concept,
-   also after a negative prefix: ``impenetrable`` -> ``penetrate-01``). Numbers match digits,
-   number words and ordinals, months their names, ``-`` also a negated word (``unhappy``).
+   tokens; where the words are adjacent, ``at first``, their span is recorded in
+   ``Alignment.spans`` and the oracle merges it as it merges a name); and last a shared stem (a
+   prefix of 4 characters, or the whole of a shorter concept, also after a negative prefix:
+   ``impenetrable`` -> ``penetrate-01``). Numbers match digits (``20,000``), number words and
+   ordinals, a number with its multiplier (``3 million``, a span too), months their names
+   (:mod:`~transition_systems.amr.numbers`), ``-`` also a negated word (``unhappy``).
    Ties go to a token no other node took, then to the one nearest an aligned neighbour (so a
    re-entrant node sits by the words around it).
 3. **structure**, repeated until nothing changes: concepts AMR adds around a word align with
@@ -39,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from transition_systems.amr.graph import GoldGraph
-from transition_systems.amr.lexicon import CUES, NEGATIVE_PREFIXES, PUNCTUATION, Lexicon
+from transition_systems.amr.lexicon import CUES, NEGATIVE_PREFIXES, PUNCTUATION, Lexicon, demonym
 from transition_systems.amr.numbers import number_value
 
 SENSE = re.compile(r"-\d\d$")
@@ -185,14 +188,18 @@ class _Aligner:
                         alignment.dependents.add(wiki)
 
     def align_name_by_stem(self, name: str, ops: list[tuple[str, str]]) -> None:
-        """A one-word name written differently (``Turkey`` for ``Turkish``) goes with a word of its stem; no span is merged."""
-        if len(ops) != 1:
-            return
-        word = self.graph.labels[ops[0][1]].strip('"').lower()
-        index = next((i for i, token in enumerate(self.lowered) if len(token) >= PREFIX and _stem_matches(word, self.forms[i])), None)
+        """A name written as an adjective of place (``French`` for ``"France"``, ``American`` for ``"United" "States"``,
+        :data:`~transition_systems.amr.lexicon.DEMONYMS`), or a one-word name written differently (``Turkish``
+        for ``"Turkey"``), goes with that word; no span is merged.
+        """
+        words = " ".join(self.graph.labels[target].strip('"') for _, target in ops)
+        index = next((i for i, token in enumerate(self.lowered) if (demonym(token) or ("", ""))[1] == words), None)
+        if index is None and len(ops) == 1:
+            word = words.lower()
+            index = next((i for i, token in enumerate(self.lowered) if len(token) >= PREFIX and _stem_matches(word, self.forms[i])), None)
         if index is None:
             return
-        for node in (ops[0][1], name, *(entity for role, entity in self.parents.get(name, ()) if role == "name")):
+        for node in (*(target for _, target in ops), name, *(entity for role, entity in self.parents.get(name, ()) if role == "name")):
             if node not in self.alignment.tokens:
                 self.put(node, index)
 

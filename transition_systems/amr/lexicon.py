@@ -14,8 +14,8 @@ The dictionaries are data read from a configured folder (the grammar's ``diction
   friend``: the role words a ``have-rel-role-91`` / ``have-org-role-91`` takes as ``:ARG2``.
 
 A word's *frame* (what the ``COPY_FRAME`` action makes) is its ``VERBALIZE`` line's frame
-(``afraid`` -> ``fear-01``), else its derivation's verb with sense 01 (``digestion`` ->
-``digest-01``), else the role frame it is a role word of (``father`` -> ``have-rel-role-91``).
+(``afraid`` -> ``fear-01``), else the role frame it is a role word of (``father`` ->
+``have-rel-role-91``), else its derivation's verb with sense 01 (``digestion`` -> ``digest-01``).
 
 A file whose lines are not in its format (a web page saved under a dictionary's name, say) is
 reported in one warning, naming the file and line, and not used. No folder, or an empty one,
@@ -102,6 +102,35 @@ CUE_FRAMES: dict[str, str] = {
 # Punctuation that stands for a concept when no word does: a quotation for ``say-01``, a question mark for ``amr-unknown``.
 PUNCTUATION = {"say-01": (":", '"'), "amr-unknown": ("?",)}
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
+# Adjectives of place, which AMR writes as the place's entity: ``Turkish`` -> ``(country :name (name :op1 "Turkey"))``.
+# ``DEMONYM`` makes them; the name is one no word of the sentence spells, so ``ENTITY`` cannot.
+_COUNTRIES = """
+afghan Afghanistan|albanian Albania|algerian Algeria|american United States|argentine Argentina|argentinian Argentina|
+armenian Armenia|australian Australia|austrian Austria|azerbaijani Azerbaijan|bangladeshi Bangladesh|belarusian Belarus|
+belgian Belgium|bolivian Bolivia|bosnian Bosnia|brazilian Brazil|british Britain|bulgarian Bulgaria|cambodian Cambodia|
+canadian Canada|chilean Chile|chinese China|colombian Colombia|croatian Croatia|cuban Cuba|czech Czech Republic|
+danish Denmark|dutch Netherlands|ecuadorian Ecuador|egyptian Egypt|english England|estonian Estonia|ethiopian Ethiopia|
+filipino Philippines|finnish Finland|french France|georgian Georgia|german Germany|ghanaian Ghana|greek Greece|
+hungarian Hungary|icelandic Iceland|indian India|indonesian Indonesia|iranian Iran|iraqi Iraq|irish Ireland|
+israeli Israel|italian Italy|jamaican Jamaica|japanese Japan|jordanian Jordan|kazakh Kazakhstan|kenyan Kenya|
+kuwaiti Kuwait|latvian Latvia|lebanese Lebanon|libyan Libya|lithuanian Lithuania|malaysian Malaysia|mexican Mexico|
+moroccan Morocco|nepalese Nepal|nigerian Nigeria|norwegian Norway|pakistani Pakistan|palestinian Palestine|
+peruvian Peru|polish Poland|portuguese Portugal|qatari Qatar|romanian Romania|russian Russia|rwandan Rwanda|
+saudi Saudi Arabia|scottish Scotland|senegalese Senegal|serbian Serbia|singaporean Singapore|slovak Slovakia|
+slovenian Slovenia|somali Somalia|spanish Spain|sudanese Sudan|swedish Sweden|swiss Switzerland|syrian Syria|
+taiwanese Taiwan|thai Thailand|tibetan Tibet|tunisian Tunisia|turkish Turkey|ugandan Uganda|ukrainian Ukraine|
+uzbek Uzbekistan|venezuelan Venezuela|vietnamese Vietnam|welsh Wales|yemeni Yemen|zimbabwean Zimbabwe
+"""
+DEMONYMS: dict[str, tuple[str, str]] = {
+    **{word: ("country", name) for word, _, name in (entry.strip().partition(" ") for entry in _COUNTRIES.split("|"))},
+    **{word: ("continent", name) for word, name in (("african", "Africa"), ("asian", "Asia"), ("european", "Europe"))},
+}
+
+
+def demonym(word: str) -> tuple[str, str] | None:
+    """The entity type and name an adjective of place stands for (``Turkish``, ``Americans``), if *word* is one."""
+    word = word.lower()
+    return DEMONYMS.get(word) or DEMONYMS.get(word.removesuffix("s"))
 
 
 @dataclass(frozen=True)
@@ -167,11 +196,11 @@ def _load(folder: str | None) -> Lexicon:
                 else:
                     roles.update(word.lower() for word in match.groups() if word)
                     role_frames.setdefault(match[1].lower(), kind.removesuffix("-roles"))
-    # a word's frame: a VERBALIZE line's (with its sense), else its only derivation's verb with sense 01,
-    # else the role frame whose :ARG2 it is (father -> have-rel-role-91), else its cue's
+    # a word's frame: a VERBALIZE line's (with its sense), else the role frame whose :ARG2 it is
+    # (father -> have-rel-role-91, not the verb "to father"), else its only derivation's verb with sense 01, else its cue's
     frames = dict(CUE_FRAMES)
-    frames.update(role_frames)
     frames.update({word: f"{next(iter(verb))}-01" for word, verb in sorted(verbs.items()) if len(verb) == 1})
+    frames.update(role_frames)
     frames.update(verbalized)
     frozen = {word: frozenset(evoked) for word, evoked in concepts.items()}
     return Lexicon(frozen, {word: frozenset(v) for word, v in verbs.items()}, frozenset(roles), frozenset(heads), frames, digest.hexdigest())

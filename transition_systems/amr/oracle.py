@@ -1,7 +1,7 @@
 """The static oracle of the AMR transition system: the actions that rebuild a gold graph.
 
 The oracle walks the sentence left to right. At each token it merges the span of a named entity
-the aligner found, makes the nodes aligned there (``ENTITY``, a copy where one gives the gold
+the aligner found, or of a concept spelled by adjacent words (``at first``, ``3 million``), makes the nodes aligned there (``ENTITY``, a copy where one gives the gold
 concept, else ``PRED``), and right after making a node adds every gold edge between it and the nodes already
 on the stack (``SWAP`` brings each one next to the top, ``LA``/``RA`` adds the edge), then its
 dependent leaves (``DEPENDENT``). Completed nodes are reduced, and ``SHIFT`` moves on; ``CLOSE``
@@ -31,6 +31,7 @@ from transition_systems.amr.state import (
     COPY_SENSE01,
     COPY_STEM,
     COPY_WORD,
+    DEMONYM,
     DEPENDENT,
     ENTITY,
     LA,
@@ -41,6 +42,7 @@ from transition_systems.amr.state import (
     ROOT,
     SHIFT,
     SWAP,
+    WIKI,
     AmrState,
     is_sense,
 )
@@ -76,21 +78,22 @@ class StaticOracle:
         for source, role, target in self.gold.edges:
             children[source].append((role, target))
         for entity in list(self.entities):
-            names = [target for role, target in children[entity] if role == "name"]
-            name = names[0]
-            ops = [target for role, target in children[name] if role.startswith("op")]
             begin, end = self.entities[entity]
             words = ['"' + word.replace('"', "'") + '"' for word in sentence.tokens[begin:end]]
-            if (
-                len(names) != 1
-                or any(not role.startswith("op") for role, _ in children[name])
-                or [self.gold.labels[op] for op in self._by_op(children[name])] != words
-                or sum(1 for e in self.gold.edges if e[2] == name) != 1
-                or any(len([e for e in self.gold.edges if op in (e[0], e[2])]) != 1 for op in ops)
-            ):
+            if (parts := self._simple_name(entity, children)) is None or [self.gold.labels[op] for op in parts[1:]] != words:
                 del self.entities[entity]
                 continue
-            self.internal.update([name, *ops])
+            self.internal.update(parts)
+        # adjectives of place (Turkish: country "Turkey"), made whole by DEMONYM at the word the aligner gave them
+        self.demonyms: set[str] = set()
+        for entity, token in self.alignment.tokens.items():
+            if entity in self.entities or self.span_at.get(token, token + 1) != token + 1 or token in covered:
+                continue
+            entity_type, name = sentence.demonym(token, token + 1) or ("", "")
+            parts = self._simple_name(entity, children) if self.gold.labels[entity] == entity_type else None
+            if parts is not None and [self.gold.labels[op] for op in parts[1:]] == [f'"{word}"' for word in name.split()]:
+                self.demonyms.add(entity)
+                self.internal.update(parts)
         self.token_of = {node: covered.get(token, token) for node, token in self.alignment.tokens.items()}
         self.at: dict[int, list[str]] = defaultdict(list)
         for node in self.gold.nodes:
@@ -106,6 +109,24 @@ class StaticOracle:
         self.node_of: dict[str, int] = {}
         self.done: set[tuple[str, str, str]] = set()
         self.edges_of = self.gold.neighbours()
+
+    def _simple_name(self, entity: str, children: dict[str, list[tuple[str, str]]]) -> list[str] | None:
+        """*entity*'s name node and its strings in order, if the name is one ENTITY or DEMONYM can make: one
+        ``:name`` with ``:opN`` strings only, no other parent, and strings of its own.
+        """
+        names = [target for role, target in children[entity] if role == "name"]
+        if len(names) != 1:
+            return None
+        name = names[0]
+        ops = self._by_op(children[name])
+        if (
+            any(not role.startswith("op") for role, _ in children[name])
+            or any(op not in self.gold.constants for op in ops)
+            or sum(1 for edge in self.gold.edges if edge[2] == name) != 1
+            or any(len([edge for edge in self.gold.edges if op in (edge[0], edge[2])]) != 1 for op in ops)
+        ):
+            return None
+        return [name, *ops]
 
     @staticmethod
     def _by_op(children: list[tuple[str, str]]) -> list[str]:
@@ -142,6 +163,8 @@ class StaticOracle:
         key = state.sentence.key(state.cursor, state.span_end)
         if node in self.entities:
             action = f"{ENTITY}:{label}"
+        elif node in self.demonyms:
+            action = DEMONYM
         elif label == key:
             action = COPY_LEMMA
         elif label == f"{key}-01":
@@ -161,7 +184,7 @@ class StaticOracle:
         before = len(state.labels)
         self.do(action)
         self.node_of[node] = before
-        if node in self.entities:
+        if node in self.entities or node in self.demonyms:
             children = [(role, target) for source, role, target in self.gold.edges if source == node and role == "name"]
             name = children[0][1]
             self.node_of[name] = before + 1
@@ -172,7 +195,8 @@ class StaticOracle:
             self.do(f"{LA}:{ROOT}")
         self.connect(node)
         for role, child in self.dependents.get(node, ()):
-            self.do(f"{DEPENDENT}:{role}:{self.gold.labels[child]}")
+            wiki = role == "wiki" and self.state.wiki_of(self.state.stack[-1]) == self.gold.labels[child]
+            self.do(WIKI if wiki else f"{DEPENDENT}:{role}:{self.gold.labels[child]}")
             self.node_of[child] = len(self.state.labels) - 1
             self.done.add((node, role, child))
 

@@ -16,9 +16,12 @@ Actions (the paper's set; a label follows the first colon):
   see :mod:`~transition_systems.amr.numbers`), ``COPY_FRAME`` (the frame the grammar's ``frames`` table gives the lemma:
   ``digestion`` -> ``digest-01``; only where it has one); and
   ``ENTITY:<type>`` (a ``<type>`` node with ``:name (name :op1 "w1" :op2 "w2" ...)`` from the span's
-  tokens) make a node aligned to the current span and push it on the stack. A span may make
-  several nodes. Constants (``-``, ``6``, ``"Paris"``, ``imperative``) are nodes too.
-- ``DEPENDENT:<edge>:<label>``: a leaf node attached to the stack top by ``<edge>``, not pushed.
+  tokens) and ``DEMONYM`` (the entity an adjective of place stands for: ``Turkish`` -> ``(country
+  :name (name :op1 "Turkey"))``, from :data:`~transition_systems.amr.lexicon.DEMONYMS`) make a node
+  aligned to the current span and push it on the stack. A span may make several nodes. Constants
+  (``-``, ``6``, ``"Paris"``, ``imperative``) are nodes too.
+- ``DEPENDENT:<edge>:<label>``: a leaf node attached to the stack top by ``<edge>``, not pushed;
+  ``WIKI`` is the ``:wiki`` leaf spelled from the stack top's name (``"New_York"``).
 - ``LA:<role>`` adds the edge ``s0 -role-> s1`` and ``RA:<role>`` the edge ``s1 -role-> s0``
   (stack top ``s0``, second ``s1``); nothing is popped, so a node can take several parents
   (re-entrancies). ``LA:root`` marks ``s0`` as the graph's top (once).
@@ -38,13 +41,14 @@ States are values (a frozen dataclass of tuples), and :class:`AmrAllowed`, the a
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from toolkit.grammars.grammar import State, SymbolTable
 from transition_systems.amr.graph import encode
+from transition_systems.amr.lexicon import demonym
 from transition_systems.amr.morphology import degree, derived_base
 from transition_systems.amr.numbers import number_value
 
@@ -53,10 +57,29 @@ if TYPE_CHECKING:
 
 SHIFT, REDUCE, MERGE, SWAP, CLOSE = "SHIFT", "REDUCE", "MERGE", "SWAP", "CLOSE"
 COPY_LEMMA, COPY_SENSE01, COPY_WORD, COPY_STEM, COPY_FRAME, COPY_NUMBER = "COPY_LEMMA", "COPY_SENSE01", "COPY_WORD", "COPY_STEM", "COPY_FRAME", "COPY_NUMBER"
-PRED, ENTITY, DEPENDENT, LA, RA = "PRED", "ENTITY", "DEPENDENT", "LA", "RA"
+PRED, ENTITY, DEMONYM, DEPENDENT, WIKI, LA, RA = "PRED", "ENTITY", "DEMONYM", "DEPENDENT", "WIKI", "LA", "RA"
 ROOT = "root"
 MAX_EDGES_BETWEEN = 2  # edges from one node to another
-ACTION_KINDS = (SHIFT, REDUCE, MERGE, PRED, COPY_LEMMA, COPY_SENSE01, COPY_WORD, COPY_STEM, COPY_FRAME, COPY_NUMBER, ENTITY, DEPENDENT, LA, RA, SWAP, CLOSE)
+ACTION_KINDS = (
+    SHIFT,
+    REDUCE,
+    MERGE,
+    PRED,
+    COPY_LEMMA,
+    COPY_SENSE01,
+    COPY_WORD,
+    COPY_STEM,
+    COPY_FRAME,
+    COPY_NUMBER,
+    ENTITY,
+    DEMONYM,
+    WIKI,
+    DEPENDENT,
+    LA,
+    RA,
+    SWAP,
+    CLOSE,
+)
 
 
 PARTICLES = frozenset("up out off on in down away over back about around through along across by forward together apart aside".split())
@@ -87,6 +110,8 @@ class AmrAllowed:
     stem: bool = False  # COPY_STEM: the span's lemma derives from another word
     word: bool = False  # COPY_WORD: the span's words differ from its lemma
     number: bool = False  # COPY_NUMBER: the span's words are a number written otherwise (``20,000``, ``twelve``)
+    demonym: bool = False  # DEMONYM: the span is an adjective of place (``Turkish``)
+    wiki: bool = False  # WIKI: s0 has a name and no :wiki yet
     particles: frozenset[str] = frozenset()  # the sentence's words that COPY_LEMMA may add as a phrasal verb's particle
     copies: frozenset[str] | None = None  # what may follow COPY_LEMMA: and COPY_STEM: at all (None: any)
     merge: bool = False
@@ -115,6 +140,10 @@ class AmrAllowed:
             return self.word
         if symbol == COPY_NUMBER:
             return self.number
+        if symbol == DEMONYM:
+            return self.demonym
+        if symbol == WIKI:
+            return self.wiki
         flag = {SHIFT: self.shift, REDUCE: self.reduce, MERGE: self.merge, SWAP: self.swap, CLOSE: self.close}.get(symbol)
         if flag is not None:
             return flag
@@ -154,6 +183,8 @@ class AmrAllowed:
             (self.stem, COPY_STEM),
             (self.word, COPY_WORD),
             (self.number, COPY_NUMBER),
+            (self.demonym, DEMONYM),
+            (self.wiki, WIKI),
             (self.shift, SHIFT),
             (self.reduce, REDUCE),
             (self.merge, MERGE),
@@ -194,6 +225,10 @@ class Sentence:
     def degree(self, start: int, end: int) -> str | None:
         """``more`` / ``most`` where the span is one comparative / superlative word (:func:`~transition_systems.amr.morphology.degree`)."""
         return degree(self.tokens[start].lower(), self.lemmas[start].lower()) if end - start == 1 else None
+
+    def demonym(self, start: int, end: int) -> tuple[str, str] | None:
+        """The entity type and name an adjective of place stands for (``Turkish``, ``Americans``), if the span is one."""
+        return demonym(self.tokens[start]) if end - start == 1 else None
 
     def number(self, start: int, end: int) -> str | None:
         """The number the span's words stand for, if they do: what COPY_NUMBER makes (``20,000`` -> ``20000``)."""
@@ -253,7 +288,7 @@ class AmrState(State):
             excluded = frozenset(between)
             left = sum(symbol.startswith(LA) for symbol in between) < MAX_EDGES_BETWEEN
             right = sum(symbol.startswith(RA) for symbol in between) < MAX_EDGES_BETWEEN
-        preds, frame, stem, word, number = None, False, False, False, False
+        preds, frame, stem, word, number, demonym = None, False, False, False, False, False
         if create:
             key = self.sentence.key(self.cursor, self.span_end)
             preds, frame, stem = system.labels_for(key), system.frame_of(key) is not None, derived_base(key) is not None
@@ -261,6 +296,7 @@ class AmrState(State):
                 preds = preds | {grade}
             word = self.sentence.word(self.cursor, self.span_end) != key
             number = self.sentence.number(self.cursor, self.span_end) not in (None, key)
+            demonym = self.sentence.demonym(self.cursor, self.span_end) is not None
         close = not tokens_left and bool(self.labels) and self.top >= 0 and self._connected()
         return AmrAllowed(
             create=create,
@@ -268,6 +304,8 @@ class AmrState(State):
             stem=stem,
             word=word,
             number=number,
+            demonym=demonym,
+            wiki=depth >= 1 and room and self.wiki_of(self.stack[-1]) is not None,
             particles=self.sentence.particles if create else frozenset(),
             copies=system.copy_labels if create else None,
             merge=merge,
@@ -317,14 +355,9 @@ class AmrState(State):
             return replace(edges=self.edges + (edge,), component=component, swaps=0)
         if kind == DEPENDENT:
             edge, _, value = label.partition(":")
-            node, s0 = len(self.labels), self.stack[-1]
-            return replace(
-                labels=self.labels + (value,),
-                anchors=self.anchors + (self.anchors[s0],),
-                edges=self.edges + ((s0, edge, node),),
-                component=self.component + (self.component[s0],),
-                swaps=0,
-            )
+            return self._dependent(edge, value)
+        if kind == WIKI:
+            return self._dependent("wiki", self.wiki_of(self.stack[-1]) or "-")
         key = self.sentence.key(self.cursor, self.span_end)
         if kind == COPY_LEMMA:
             return self._create(f"{key}-{label}" if label else key)
@@ -341,19 +374,10 @@ class AmrState(State):
             return self._create(self.system.frame_of(key) or key)
         if kind == PRED:
             return self._create(label)
-        # ENTITY: the type node, its name node and one string per token of the span
-        state = self._create(label)
-        node = len(state.labels)
-        words = self.sentence.tokens[self.cursor : self.span_end]
-        labels = ("name",) + tuple('"' + word.replace('"', "'") + '"' for word in words)
-        edges = ((node - 1, "name", node),) + tuple((node, f"op{i}", node + i) for i in range(1, len(words) + 1))
-        return state._replace(
-            labels=state.labels + labels,
-            anchors=state.anchors + (self.cursor,) * len(labels),
-            edges=state.edges + edges,
-            component=state.component + (node - 1,) * len(labels),
-            steps=state.steps,
-        )
+        if kind == DEMONYM:
+            entity, name = self.sentence.demonym(self.cursor, self.span_end) or ("thing", "")
+            return self._entity(entity, name.split())
+        return self._entity(label, self.sentence.tokens[self.cursor : self.span_end])  # ENTITY
 
     def is_final(self) -> bool:
         return self.closed
@@ -389,6 +413,40 @@ class AmrState(State):
             root=depth >= 1 and self.top < 0,
             close=bool(self.labels) and self.top >= 0 and len(set(component)) == 1,
         )
+
+    def _entity(self, label: str, words: Sequence[str]) -> AmrState:
+        """An entity: the *label* node, its name node and one string per word (ENTITY's are the span's tokens)."""
+        state = self._create(label)
+        node = len(state.labels)
+        labels = ("name",) + tuple('"' + word.replace('"', "'") + '"' for word in words)
+        edges = ((node - 1, "name", node),) + tuple((node, f"op{i}", node + i) for i in range(1, len(words) + 1))
+        return state._replace(
+            labels=state.labels + labels,
+            anchors=state.anchors + (self.cursor,) * len(labels),
+            edges=state.edges + edges,
+            component=state.component + (node - 1,) * len(labels),
+            steps=state.steps,
+        )
+
+    def _dependent(self, edge: str, value: str) -> AmrState:
+        """A leaf *value* attached to the stack top by *edge*, not pushed."""
+        node, s0 = len(self.labels), self.stack[-1]
+        return self._replace(
+            labels=self.labels + (value,),
+            anchors=self.anchors + (self.anchors[s0],),
+            edges=self.edges + ((s0, edge, node),),
+            component=self.component + (self.component[s0],),
+            swaps=0,
+        )
+
+    def wiki_of(self, node: int) -> str | None:
+        """What WIKI makes for *node*: its name's strings joined by ``_`` (``"New_York"``), if it has a name and no ``:wiki`` yet."""
+        roles = {role: target for source, role, target in self.edges if source == node and role in ("name", "wiki")}
+        if "wiki" in roles or "name" not in roles:
+            return None
+        ops = sorted((int(role[2:]), self.labels[target]) for source, role, target in self.edges if source == roles["name"] and role[2:].isdigit())
+        words = [label.strip('"') for _, label in ops if label.startswith('"')]
+        return '"' + "_".join(words) + '"' if words else None
 
     def _create(self, label: str) -> AmrState:
         node = len(self.labels)
