@@ -23,7 +23,10 @@ gives an empty lexicon: the aligner then uses its own rules alone.
 
 The cue words (:data:`CUES`) are the usual English realisations of AMR's abstract and modal
 concepts, as AMR's guidelines annotate them (``because`` -> ``cause-01``, ``can`` ->
-``possible-01``, ``but`` -> ``contrast-01``).
+``possible-01``, ``but`` -> ``contrast-01``). The adjectives of place (:data:`DEMONYMS`: about a
+hundred countries and three continents) give the entity AMR writes for them (``Turkish`` ->
+``(country :name (name :op1 "Turkey"))``), which no word of the sentence spells. Both are built in:
+parsing uses them, so they cannot depend on a folder of dictionaries.
 """
 
 from __future__ import annotations
