@@ -34,6 +34,11 @@ ENTITY = example("He lives in New York .", "he live in new york .", '(l / live-0
 NEGATION = example("I do not know .", "i do not know .", "(k / know-01 :polarity - :ARG0 (i / i))")
 IMPERATIVE = example("Go !", "go !", "(g / go-02 :mode imperative :ARG0 (y / you))")
 COST = example("It cost $ 20,000 .", "it cost $ 20,000 .", "(c / cost-01 :ARG1 (i / it) :ARG2 (m / monetary-quantity :quant 20000 :unit (d / dollar)))")
+PLACE = example(
+    "I love French food .",
+    "i love french food .",
+    '(l / love-01 :ARG0 (i / i) :ARG1 (f / food :mod (c / country :wiki "France" :name (n / name :op1 "France"))))',
+)
 BIGGER = example("It is bigger .", "it be big .", "(b / big :domain (i / it) :degree (m / more))")
 DERIVED = example(
     "He stared crossly , exhausted .", "he stare crossly , exhausted .", "(s / stare-01 :ARG0 (h / he :ARG1-of (e / exhaust-01)) :manner (c / cross))"
@@ -310,6 +315,8 @@ CANDIDATES = (
     "COPY_STEM:01",
     "COPY_NUMBER",
     "COPY_WORD",
+    "DEMONYM",
+    "WIKI",
     "ENTITY:person",
     "PRED:thing",
     "DEPENDENT:mod:y",
@@ -404,7 +411,7 @@ def test_symbol_ids_and_components_agree_with_their_definitions(data):
     system = AmrTransitionSystem()
     system.fit([REENTRANCY, ENTITY, NEGATION])  # restricts PRED labels by lemma: preds is a set, not None
     table = SymbolTable(VOCABULARY)
-    state = system.initial_state(data.draw(st.sampled_from([REENTRANCY, ENTITY, IMPERATIVE, DERIVED, COST, BIGGER])))
+    state = system.initial_state(data.draw(st.sampled_from([REENTRANCY, ENTITY, IMPERATIVE, DERIVED, COST, BIGGER, PLACE])))
     for _ in range(40):
         allowed = state.allowed()
         assert sorted(allowed.symbol_ids(table)) == [i for i, symbol in enumerate(VOCABULARY) if symbol in allowed]
@@ -603,11 +610,7 @@ def test_degree_of_comparatives_and_superlatives(word, lemma, grade):
 
 def test_demonyms_and_wikis_are_made_for_places_training_never_saw():
     """``DEMONYM`` makes the entity an adjective of place stands for, ``WIKI`` the ``:wiki`` its name spells."""
-    french = example(
-        "I love French food .",
-        "i love french food .",
-        '(l / love-01 :ARG0 (i / i) :ARG1 (f / food :mod (c / country :wiki "France" :name (n / name :op1 "France"))))',
-    )
+    french = PLACE
     system = AmrTransitionSystem()
     system.fit([REENTRANCY, NEGATION])  # no entity, name or wiki in training
     actions, status = system.run_oracle(french)
