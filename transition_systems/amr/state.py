@@ -96,6 +96,24 @@ def is_lemma_copy(label: str, particles: frozenset[str]) -> bool:
     return is_sense(sense) and (not particle or particle in particles)
 
 
+# the actions without a label, and the flag of AmrAllowed that allows each
+BARE_SYMBOLS = {
+    COPY_LEMMA: "create",
+    COPY_SENSE01: "create",
+    COPY_FRAME: "frame",
+    COPY_STEM: "stem",
+    COPY_WORD: "word",
+    COPY_NUMBER: "number",
+    DEMONYM: "demonym",
+    WIKI: "wiki",
+    SHIFT: "shift",
+    REDUCE: "reduce",
+    MERGE: "merge",
+    SWAP: "swap",
+    CLOSE: "close",
+}
+
+
 @dataclass(frozen=True)
 class AmrAllowed:
     """What a state allows, as flags plus two sets; ``symbol in allowed`` checks a symbol.
@@ -130,23 +148,8 @@ class AmrAllowed:
     def __contains__(self, symbol: object) -> bool:
         if not isinstance(symbol, str):
             return False
-        if symbol in (COPY_LEMMA, COPY_SENSE01):
-            return self.create
-        if symbol == COPY_FRAME:
-            return self.frame
-        if symbol == COPY_STEM:
-            return self.stem
-        if symbol == COPY_WORD:
-            return self.word
-        if symbol == COPY_NUMBER:
-            return self.number
-        if symbol == DEMONYM:
-            return self.demonym
-        if symbol == WIKI:
-            return self.wiki
-        flag = {SHIFT: self.shift, REDUCE: self.reduce, MERGE: self.merge, SWAP: self.swap, CLOSE: self.close}.get(symbol)
-        if flag is not None:
-            return flag
+        if (flag := BARE_SYMBOLS.get(symbol)) is not None:
+            return getattr(self, flag)
         kind, _, label = symbol.partition(":")
         if not label:
             return False
@@ -176,23 +179,9 @@ class AmrAllowed:
     def symbol_ids(self, table: SymbolTable) -> Iterator[int]:
         """The ids of the symbols in ``self``, kind by kind: what the model's vocabulary mask needs."""
         ids = table.ids
-        flags = (
-            (self.create, COPY_LEMMA),
-            (self.create, COPY_SENSE01),
-            (self.frame, COPY_FRAME),
-            (self.stem, COPY_STEM),
-            (self.word, COPY_WORD),
-            (self.number, COPY_NUMBER),
-            (self.demonym, DEMONYM),
-            (self.wiki, WIKI),
-            (self.shift, SHIFT),
-            (self.reduce, REDUCE),
-            (self.merge, MERGE),
-            (self.swap, SWAP),
-            (self.close, CLOSE),
-            (self.root, f"{LA}:{ROOT}"),
-        )
-        yield from (ids[symbol] for flag, symbol in flags if flag and symbol in ids)
+        yield from (ids[symbol] for symbol, flag in BARE_SYMBOLS.items() if getattr(self, flag) and symbol in ids)
+        if self.root and f"{LA}:{ROOT}" in ids:
+            yield ids[f"{LA}:{ROOT}"]
         if self.create:
             preds = table.labelled(PRED)
             yield from preds.values() if self.preds is None else (preds[label] for label in self.preds if label in preds)
