@@ -174,7 +174,7 @@ class _Aligner:
                 continue
             spans = [start for start in range(len(lowered) - len(words) + 1) if lowered[start : start + len(words)] == words]
             if not spans:
-                self.align_name_by_stem(node, ops)
+                self.align_name_by_word(node, ops)
                 continue
             start = next((s for s in spans if s not in self.used), spans[0])
             for offset, (_, target) in enumerate(ops):
@@ -187,7 +187,7 @@ class _Aligner:
                     for wiki in (target for role, target in self.children.get(entity, ()) if role == "wiki" and target in graph.constants):
                         alignment.dependents.add(wiki)
 
-    def align_name_by_stem(self, name: str, ops: list[tuple[str, str]]) -> None:
+    def align_name_by_word(self, name: str, ops: list[tuple[str, str]]) -> None:
         """A name written as an adjective of place (``French`` for ``"France"``, ``American`` for ``"United" "States"``,
         :data:`~transition_systems.amr.lexicon.DEMONYMS`), or a one-word name written differently (``Turkish``
         for ``"Turkey"``), goes with that word; no span is merged.
