@@ -33,9 +33,21 @@ def test_going_down_is_shift_and_concatenate(path, branch):
     assert torch.equal(child, expected)  # D_i(x) = e_i ; x[:-n]: beyond depth k the oldest branch is forgotten
 
 
+@given(st.lists(st.lists(st.integers(0, 2), max_size=7), max_size=6))
+def test_many_paths_at_once_are_each_path_alone(paths):
+    """The batched scatter puts every path's branches in its own row, whatever the mix of depths (the root included)."""
+    batched = branch_one_hots(paths, degree=3, max_depth=5)
+    assert batched.shape == (len(paths), 15)
+    for row, path in enumerate(paths):
+        assert torch.equal(batched[row], branch_one_hots([path], degree=3, max_depth=5)[0])
+        assert batched[row].sum() == min(len(path), 5)
+
+
 def test_branch_outside_the_degree_is_an_error():
     with pytest.raises(ValueError, match="degree-2"):
         branch_one_hots([(0, 2)], degree=2, max_depth=4)
+    with pytest.raises(ValueError, match=r"branch -1 in path \(1, -1\)"):
+        branch_one_hots([(0,), (1, -1)], degree=2, max_depth=4)
 
 
 def test_parameterized_form_weights_deeper_levels_less():

@@ -21,16 +21,22 @@ from toolkit.modules.positional_encoding import PositionalEncoding
 
 
 def branch_one_hots(paths: Sequence[Sequence[int]], degree: int, max_depth: int) -> torch.Tensor:
-    """(N, degree * max_depth) float one-hots of *paths* (root-first branch indices), newest branch first."""
-    rows, columns = [], []
-    for row, path in enumerate(paths):
-        for level, branch in enumerate(reversed(path[-max_depth:])):
-            if not 0 <= branch < degree:
-                raise ValueError(f"branch {branch} in path {tuple(path)} is outside a degree-{degree} tree")
-            rows.append(row)
-            columns.append(level * degree + branch)
+    """(N, degree * max_depth) float one-hots of *paths* (root-first branch indices), newest branch first.
+
+    One scatter for all paths: a beam step asks for hundreds of paths tens of branches deep.
+    """
+    recent = [path[-max_depth:] for path in paths]
+    branches = torch.tensor([branch for path in recent for branch in reversed(path)], dtype=torch.long)
+    lengths = torch.tensor([len(path) for path in recent], dtype=torch.long)
     out = torch.zeros(len(paths), degree * max_depth)
-    out[rows, columns] = 1.0
+    if len(branches):
+        rows = torch.repeat_interleave(torch.arange(len(paths)), lengths)
+        outside = ((branches < 0) | (branches >= degree)).nonzero().flatten()
+        if len(outside):
+            first = int(outside[0])
+            raise ValueError(f"branch {int(branches[first])} in path {tuple(paths[int(rows[first])])} is outside a degree-{degree} tree")
+        levels = torch.arange(len(branches)) - torch.repeat_interleave(lengths.cumsum(0) - lengths, lengths)  # 0 for each path's newest
+        out[rows, levels * degree + branches] = 1.0
     return out
 
 
