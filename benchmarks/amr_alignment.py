@@ -7,7 +7,7 @@
    reports: the ceiling the transition system and the aligner set) and fitted on the training
    split (the ceiling a trained parser really has). Fitted on train, a gold label is lost when
    the fitted grammar does not allow the action the oracle makes it with: a PRED label never
-   seen with its lemma in training (nor allowed otherwise, as ``more`` is at a comparative), or
+   seen with its lemma in training (nor allowed otherwise, as ``more`` is at a comparative and ``-`` at a negated word), or
    a copy whose sense or particle training never copied. The table splits those into labels
    that training never saw at all (no parser trained on it can produce them) and labels seen
    only with other lemmas.
@@ -31,7 +31,7 @@ from toolkit.oracle import replay_oracle
 from toolkit.params import data_root
 from transition_systems.amr import AmrTransitionSystem
 from transition_systems.amr.gold_alignments import read_gold_alignments, score_aligner
-from transition_systems.amr.state import COPY_LEMMA, COPY_STEM, PRED
+from transition_systems.amr.state import BASES, COPY_LEMMA, PRED
 
 SPLITS = ("train", "dev", "test")
 REPOSITORY = Path(__file__).absolute().parents[1]
@@ -46,7 +46,7 @@ def lost_labels(fitted: AmrTransitionSystem, examples: list) -> Counter:
         state = free.initial_state(example)
         for action in free.oracle(example):
             kind, _, label = action.partition(":")
-            if kind in (PRED, COPY_LEMMA, COPY_STEM) and action not in replace(state, system=fitted).allowed():
+            if (kind in (PRED, COPY_LEMMA) or kind in BASES) and action not in replace(state, system=fitted).allowed():
                 # a copy's sense or particle no training copy had is never in training, like an unseen PRED label
                 counts["never in training" if kind != PRED or label not in seen else "seen with other lemmas"] += 1
             state = state.apply(action)

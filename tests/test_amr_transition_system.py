@@ -481,6 +481,46 @@ def test_copies_make_senses_and_derived_words_that_training_never_saw():
     assert same_graph(penman.decode(replay(fresh, gave_up).result()), gave_up.target)
 
 
+def test_negated_words_copy_what_they_negate():
+    """``COPY_POSITIVE[:NN]``: a word with a negative prefix makes the concept it negates, beside its
+    ``:polarity -``, which a grammar fitted on other sentences never saw; ``COPY_STEM`` keeps the words
+    whose first letters only look like a prefix (``discussed``).
+    """
+    illegal = example("It is illegal .", "it be illegal .", "(l / legal-02 :polarity - :domain (i / it))")
+    sadly = example("Unfortunately , he fell .", "unfortunately , he fall .", "(f / fall-01 :ARG1 (h / he) :ARG1-of (f2 / fortunate :polarity -))")
+    system = AmrTransitionSystem()
+    system.fit([REENTRANCY, ENTITY, NEGATION, example("They were tired .", "they be tired .", "(t / tire-01 :ARG1 (t2 / they))")])
+    for ex, copy in ((illegal, "COPY_POSITIVE:02"), (sadly, "COPY_POSITIVE")):
+        actions, status = system.run_oracle(ex)
+        assert copy in actions and status == "exact", actions
+        assert same_graph(penman.decode(replay(system, ex).result()), ex.target)
+    assert "COPY_POSITIVE" not in system.initial_state(DERIVED).allowed()  # "He" negates nothing
+    discussed = example("They discussed it .", "they discuss it .", "(d / discuss-01 :ARG0 (t / they) :ARG1 (i / it))")
+    assert "COPY_STEM:01" not in fresh_actions(discussed) and "COPY_POSITIVE:01" not in fresh_actions(discussed)
+
+
+@pytest.mark.parametrize(
+    "word, base",
+    [
+        ("impossible", "possible"),
+        ("unhappy", "happy"),
+        ("unfortunately", "fortunate"),  # an adverb: its adjective
+        ("inoffensively", "offensive"),
+        ("disappear", "appear"),
+        ("irrelevant", "relevant"),
+        ("nonexistent", "existent"),
+        ("under", None),  # under 4 letters left
+        ("unit", None),
+        ("non-profit", None),  # not one word
+        ("happy", None),
+    ],
+)
+def test_positive_base_takes_off_a_negative_prefix(word, base):
+    from transition_systems.amr.morphology import positive_base
+
+    assert positive_base(word) == base
+
+
 @pytest.mark.parametrize(
     "word, base",
     [

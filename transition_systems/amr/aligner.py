@@ -42,7 +42,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from transition_systems.amr.graph import GoldGraph
-from transition_systems.amr.lexicon import CUES, NEGATIVE_PREFIXES, PUNCTUATION, Lexicon, demonym
+from transition_systems.amr.lexicon import CUES, PUNCTUATION, Lexicon, demonym
+from transition_systems.amr.morphology import NEGATIVE_PREFIXES, negated_stem
 from transition_systems.amr.numbers import number_value
 
 SENSE = re.compile(r"-\d\d$")
@@ -83,10 +84,6 @@ def _base(label: str) -> str:
 def _abstract(label: str) -> bool:
     """AMR's own frames and entity types (``have-rel-role-91``, ``date-entity``), which align by cue words and structure only."""
     return label.endswith(("-91", "-entity", "-quantity"))
-
-
-def _negated(word: str) -> bool:
-    return any(word.startswith(prefix) and len(word) > len(prefix) + 3 for prefix in NEGATIVE_PREFIXES)
 
 
 def _stem_forms(token: str, lemma: str) -> tuple[str, ...]:
@@ -290,7 +287,7 @@ class _Aligner:
         label, graph = self.graph.labels[node], self.graph
         if node in graph.constants:  # a polarity on a negated word (``unhappy``, ``impenetrable``) goes with it
             parents = (self.alignment.tokens[parent] for _, parent in self.parents.get(node, ()) if parent in self.alignment.tokens)
-            return next((index for index in parents if label == "-" and _negated(self.lowered[index])), None)
+            return next((index for index in parents if label == "-" and negated_stem(self.lowered[index]) is not None), None)
         if label.endswith(("-entity", "-quantity")) or label == "rate-entity-91":
             return self.token_of(node, ("unit",)) if self.token_of(node, ("unit",)) is not None else self.token_of(node)
         if label in ROLE_FRAMES:  # the role word: its :ARG2, else a word of USC/ISI's role lists (``dad``)

@@ -104,7 +104,6 @@ CUE_FRAMES: dict[str, str] = {
 }
 # Punctuation that stands for a concept when no word does: a quotation for ``say-01``, a question mark for ``amr-unknown``.
 PUNCTUATION = {"say-01": (":", '"'), "amr-unknown": ("?",)}
-NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
 # Adjectives of place, which AMR writes as the place's entity: ``Turkish`` -> ``(country :name (name :op1 "Turkey"))``.
 # ``DEMONYM`` makes them; the name is one no word of the sentence spells, so ``ENTITY`` cannot.
 _COUNTRIES = """

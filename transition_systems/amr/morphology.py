@@ -15,6 +15,12 @@ also after ``c``, ``v``, ``u``, ``ns`` and a vowel with ``s``: ``danced``, ``mov
 ``continued``, ``sensible``, ``pleased``), and a doubled final consonant is undoubled
 (``stopped``, ``bigger``). A wrong guess costs nothing: the oracle uses ``COPY_STEM`` only where it
 gives the gold concept, so the model learns where to trust it.
+
+A word with a negative prefix has its own copy, ``COPY_POSITIVE``: AMR writes ``impossible`` as
+``possible-01 :polarity -`` and ``unfortunately`` as ``fortunate :polarity -``, so
+:func:`positive_base` takes the prefix off (and the ``-ly`` of an adverb). It is a second copy,
+not a suffix rule of ``COPY_STEM``, since the same spelling is often no prefix at all
+(``discussed`` is ``discuss``, not ``cuss``); the oracle takes whichever gives the gold concept.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ _SHORT_CLOSED = re.compile(r"^[^aeiou]*[aeiou][^aeiouwxy]$")  # one syllable end
 _E_AFTER = ("at", "bl", "iz", "us", "as", "is", "os", "ns", "c", "v", "u")
 _RESTORE_E = "+e"
 
+NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
 SUFFIXES: tuple[tuple[str, str], ...] = (  # suffix -> what replaces it; longest first, the first that fits wins
     ("ically", "ic"),
     ("iness", "y"),
@@ -91,3 +98,17 @@ def degree(word: str, lemma: str) -> str | None:
         if stem != word and lemma in (stem, stem + "e", stem[:-1] if stem[-2:-1] == stem[-1:] else None, stem[:-1] + "y" if stem.endswith("i") else None):
             return concept
     return None
+
+
+def negated_stem(word: str) -> str | None:
+    """*word* without a negative prefix (``unhappy`` -> ``happy``), where at least 4 letters remain; else ``None``."""
+    return next((word[len(prefix) :] for prefix in NEGATIVE_PREFIXES if word.startswith(prefix) and len(word) > len(prefix) + 3), None)
+
+
+@lru_cache(maxsize=65536)
+def positive_base(word: str) -> str | None:
+    """What a negated word (a lowercased lemma) negates: ``impossible`` -> ``possible``, ``unfortunately`` -> ``fortunate``."""
+    rest = negated_stem(word) if word.isalpha() else None
+    if rest is None:
+        return None
+    return derived_base(rest) if rest.endswith("ly") else rest

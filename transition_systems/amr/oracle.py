@@ -22,14 +22,13 @@ import penman
 from toolkit.data.example import Example
 from transition_systems.amr.aligner import Alignment
 from transition_systems.amr.graph import GoldGraph
-from transition_systems.amr.morphology import derived_base
 from transition_systems.amr.state import (
+    BASES,
     CLOSE,
     COPY_FRAME,
     COPY_LEMMA,
     COPY_NUMBER,
     COPY_SENSE01,
-    COPY_STEM,
     COPY_WORD,
     DEMONYM,
     DEPENDENT,
@@ -251,14 +250,16 @@ class StaticOracle:
 
 def _copy(label: str, key: str, particles: frozenset[str]) -> str | None:
     """The copy that makes *label* at a span whose lemma is *key*, if one does: the lemma with a sense other than
-    ``01`` or with one of the sentence's *particles* and a sense, or the lemma's stem, bare or with a sense.
+    ``01`` or with one of the sentence's *particles* and a sense, or a base word of the lemma (its stem, or what
+    its negative prefix negates), bare or with a sense.
     """
     base, _, sense = label.rpartition("-")
     if is_sense(sense) and (base == key or (base.startswith(key + "-") and base[len(key) + 1 :] in particles)):
         return f"{COPY_LEMMA}:{label[len(key) + 1 :]}"
-    stem = derived_base(key)
-    if stem is None:
-        return None
-    if label == stem:
-        return COPY_STEM
-    return f"{COPY_STEM}:{sense}" if base == stem and is_sense(sense) else None
+    for kind, base_of in BASES.items():
+        word = base_of(key)
+        if word is not None and word == label:
+            return kind
+        if word is not None and word == base and is_sense(sense):
+            return f"{kind}:{sense}"
+    return None

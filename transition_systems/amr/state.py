@@ -11,7 +11,8 @@ Actions (the paper's set; a label follows the first colon):
   written, lowercased, where the lemmatizer changed them: ``lost``, ``politics``), ``COPY_STEM``
   and ``COPY_STEM:<NN>`` (the word the lemma derives from, bare or with a sense: ``crossly`` ->
   ``cross``, ``exhausted`` -> ``exhaust-01``; only where :mod:`~transition_systems.amr.morphology`
-  finds one), ``COPY_NUMBER`` (the number the words stand for, where it is written otherwise:
+  finds one), ``COPY_POSITIVE`` and ``COPY_POSITIVE:<NN>`` (what a word with a negative prefix
+  negates: ``impossible`` -> ``possible-01``, ``unfortunately`` -> ``fortunate``), ``COPY_NUMBER`` (the number the words stand for, where it is written otherwise:
   ``20,000`` -> ``20000``, ``twelve`` -> ``12``, ``3 million`` -> ``3000000``, ``March`` -> ``3``;
   see :mod:`~transition_systems.amr.numbers`), ``COPY_FRAME`` (the frame the grammar's ``frames`` table gives the lemma:
   ``digestion`` -> ``digest-01``; only where it has one); and
@@ -49,14 +50,16 @@ from typing import TYPE_CHECKING, Any
 from toolkit.grammars.grammar import State, SymbolTable
 from transition_systems.amr.graph import encode
 from transition_systems.amr.lexicon import demonym
-from transition_systems.amr.morphology import degree, derived_base
+from transition_systems.amr.morphology import degree, derived_base, positive_base
 from transition_systems.amr.numbers import number_value
 
 if TYPE_CHECKING:
     from transition_systems.amr.system import AmrTransitionSystem
 
 SHIFT, REDUCE, MERGE, SWAP, CLOSE = "SHIFT", "REDUCE", "MERGE", "SWAP", "CLOSE"
-COPY_LEMMA, COPY_SENSE01, COPY_WORD, COPY_STEM, COPY_FRAME, COPY_NUMBER = "COPY_LEMMA", "COPY_SENSE01", "COPY_WORD", "COPY_STEM", "COPY_FRAME", "COPY_NUMBER"
+COPY_LEMMA, COPY_SENSE01, COPY_WORD, COPY_FRAME, COPY_NUMBER = "COPY_LEMMA", "COPY_SENSE01", "COPY_WORD", "COPY_FRAME", "COPY_NUMBER"
+COPY_STEM, COPY_POSITIVE = "COPY_STEM", "COPY_POSITIVE"
+BASES = {COPY_STEM: derived_base, COPY_POSITIVE: positive_base}  # the copies of a base word, bare or with a sense
 PRED, ENTITY, DEMONYM, DEPENDENT, WIKI, LA, RA = "PRED", "ENTITY", "DEMONYM", "DEPENDENT", "WIKI", "LA", "RA"
 ROOT = "root"
 MAX_EDGES_BETWEEN = 2  # edges from one node to another
@@ -69,6 +72,7 @@ ACTION_KINDS = (
     COPY_SENSE01,
     COPY_WORD,
     COPY_STEM,
+    COPY_POSITIVE,
     COPY_FRAME,
     COPY_NUMBER,
     ENTITY,
@@ -102,6 +106,7 @@ BARE_SYMBOLS = {
     COPY_SENSE01: "create",
     COPY_FRAME: "frame",
     COPY_STEM: "stem",
+    COPY_POSITIVE: "positive",
     COPY_WORD: "word",
     COPY_NUMBER: "number",
     DEMONYM: "demonym",
@@ -126,12 +131,13 @@ class AmrAllowed:
     create: bool = False
     frame: bool = False  # COPY_FRAME: the span's lemma has a frame
     stem: bool = False  # COPY_STEM: the span's lemma derives from another word
+    positive: bool = False  # COPY_POSITIVE: the span's lemma has a negative prefix
     word: bool = False  # COPY_WORD: the span's words differ from its lemma
     number: bool = False  # COPY_NUMBER: the span's words are a number written otherwise (``20,000``, ``twelve``)
     demonym: bool = False  # DEMONYM: the span is an adjective of place (``Turkish``)
     wiki: bool = False  # WIKI: s0 has a name and no :wiki yet
     particles: frozenset[str] = frozenset()  # the sentence's words that COPY_LEMMA may add as a phrasal verb's particle
-    copies: frozenset[str] | None = None  # what may follow COPY_LEMMA: and COPY_STEM: at all (None: any)
+    copies: frozenset[str] | None = None  # what may follow COPY_LEMMA:, COPY_STEM: and COPY_POSITIVE: at all (None: any)
     merge: bool = False
     shift: bool = False
     reduce: bool = False
@@ -155,7 +161,7 @@ class AmrAllowed:
             return False
         if kind == PRED:
             return self.create and (self.preds is None or label in self.preds)
-        if kind in (COPY_LEMMA, COPY_STEM):
+        if kind == COPY_LEMMA or kind in BASES:
             return self._copies(kind, label)
         if kind == ENTITY:
             return self.create
@@ -172,8 +178,8 @@ class AmrAllowed:
         """Whether ``kind:label`` is an allowed copy with a sense (and a particle)."""
         if self.copies is not None and label not in self.copies:
             return False
-        if kind == COPY_STEM:
-            return self.stem and is_sense(label)
+        if kind in BASES:
+            return getattr(self, BARE_SYMBOLS[kind]) and is_sense(label)
         return self.create and is_lemma_copy(label, self.particles)
 
     def symbol_ids(self, table: SymbolTable) -> Iterator[int]:
@@ -186,7 +192,7 @@ class AmrAllowed:
             preds = table.labelled(PRED)
             yield from preds.values() if self.preds is None else (preds[label] for label in self.preds if label in preds)
             yield from table.labelled(ENTITY).values()
-            for kind in (COPY_LEMMA, COPY_STEM):
+            for kind in (COPY_LEMMA, *BASES):
                 yield from (i for label, i in table.labelled(kind).items() if self._copies(kind, label))
         if self.dependent:
             yield from (i for label, i in table.labelled(DEPENDENT).items() if all(label.partition(":")[::2]))
@@ -277,12 +283,13 @@ class AmrState(State):
             excluded = frozenset(between)
             left = sum(symbol.startswith(LA) for symbol in between) < MAX_EDGES_BETWEEN
             right = sum(symbol.startswith(RA) for symbol in between) < MAX_EDGES_BETWEEN
-        preds, frame, stem, word, number, demonym = None, False, False, False, False, False
+        preds, frame, stem, positive, word, number, demonym = None, False, False, False, False, False, False
         if create:
             key = self.sentence.key(self.cursor, self.span_end)
-            preds, frame, stem = system.labels_for(key), system.frame_of(key) is not None, derived_base(key) is not None
-            if preds is not None and (grade := self.sentence.degree(self.cursor, self.span_end)) is not None:
-                preds = preds | {grade}
+            preds, frame = system.labels_for(key), system.frame_of(key) is not None
+            stem, positive = derived_base(key) is not None, positive_base(key) is not None
+            if preds is not None:  # whatever lemmas training saw them with: more / most at a comparative, - at a negated word
+                preds = preds | {label for label in (self.sentence.degree(self.cursor, self.span_end), "-" if positive else None) if label}
             word = self.sentence.word(self.cursor, self.span_end) != key
             number = self.sentence.number(self.cursor, self.span_end) not in (None, key)
             demonym = self.sentence.demonym(self.cursor, self.span_end) is not None
@@ -291,6 +298,7 @@ class AmrState(State):
             create=create,
             frame=frame,
             stem=stem,
+            positive=positive,
             word=word,
             number=number,
             demonym=demonym,
@@ -356,9 +364,9 @@ class AmrState(State):
             return self._create(self.sentence.word(self.cursor, self.span_end))
         if kind == COPY_NUMBER:
             return self._create(self.sentence.number(self.cursor, self.span_end) or key)
-        if kind == COPY_STEM:
-            stem = derived_base(key)
-            return self._create(f"{stem}-{label}" if label else stem)
+        if kind in BASES:
+            base = BASES[kind](key)
+            return self._create(f"{base}-{label}" if label else base)
         if kind == COPY_FRAME:
             return self._create(self.system.frame_of(key) or key)
         if kind == PRED:

@@ -24,7 +24,7 @@ from transition_systems.amr.aligner import Alignment, align
 from transition_systems.amr.graph import GoldGraph, same_graph
 from transition_systems.amr.lexicon import Lexicon
 from transition_systems.amr.oracle import StaticOracle
-from transition_systems.amr.state import CLOSE, COPY_LEMMA, COPY_STEM, LA, PRED, ROOT, SHIFT, AmrState, Sentence
+from transition_systems.amr.state import BASES, CLOSE, COPY_LEMMA, LA, PRED, ROOT, SHIFT, AmrState, Sentence
 
 logger = logging.getLogger(__name__)
 UNBOUNDED = 10**9
@@ -72,7 +72,7 @@ class AmrTransitionSystem(Grammar):
             aligner force-aligns to whatever token is near) is allowed with every lemma; ``0``
             turns this off. Fitting records them as *open_labels*.
         open_labels: those labels themselves (what training records).
-        copy_labels: what may follow ``COPY_LEMMA:`` and ``COPY_STEM:`` (senses, ``up-07``): those the
+        copy_labels: what may follow ``COPY_LEMMA:``, ``COPY_STEM:`` and ``COPY_POSITIVE:`` (senses, ``up-07``): those the
             training oracle used, as the model's vocabulary holds only those (what :meth:`fit`
             records when restricting; ``None``: any).
         max_merge: the longest span ``MERGE`` builds (tokens).
@@ -225,7 +225,7 @@ class AmrTransitionSystem(Grammar):
                 kind, _, label = action.partition(":")
                 if kind == PRED:
                     table[state.sentence.key(state.cursor, state.span_end)].add(label)
-                elif kind in (COPY_LEMMA, COPY_STEM) and label:
+                elif (kind == COPY_LEMMA or kind in BASES) and label:
                     copies.add(label)
                 state = state.apply(action)
         lemmas_of: Counter[str] = Counter(label for labels in table.values() for label in labels)
