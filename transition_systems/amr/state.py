@@ -12,10 +12,11 @@ Actions (the paper's set; a label follows the first colon):
   and ``COPY_STEM:<NN>`` (the word the lemma derives from, bare or with a sense: ``crossly`` ->
   ``cross``, ``exhausted`` -> ``exhaust-01``; only where :mod:`~transition_systems.amr.morphology`
   finds one), ``COPY_POSITIVE`` and ``COPY_POSITIVE:<NN>`` (what a word with a negative prefix
-  negates: ``impossible`` -> ``possible-01``, ``unfortunately`` -> ``fortunate``), ``COPY_NUMBER`` (the number the words stand for, where it is written otherwise:
-  ``20,000`` -> ``20000``, ``twelve`` -> ``12``, ``3 million`` -> ``3000000``, ``March`` -> ``3``;
-  see :mod:`~transition_systems.amr.numbers`), ``COPY_FRAME`` (the frame the grammar's ``frames`` table gives the lemma:
-  ``digestion`` -> ``digest-01``; only where it has one); and
+  negates: ``illegal`` -> ``legal-02``, ``unfortunately`` -> ``fortunate``), ``COPY_NUMBER`` (the
+  number the words stand for, where it is written otherwise: ``20,000`` -> ``20000``, ``twelve``
+  -> ``12``, ``3 million`` -> ``3000000``, ``March`` -> ``3``; see
+  :mod:`~transition_systems.amr.numbers`), ``COPY_FRAME`` (the frame the grammar's ``frames``
+  table gives the lemma: ``digestion`` -> ``digest-01``; only where it has one); and
   ``ENTITY:<type>`` (a ``<type>`` node with ``:name (name :op1 "w1" :op2 "w2" ...)`` from the span's
   tokens) and ``DEMONYM`` (the entity an adjective of place stands for: ``Turkish`` -> ``(country
   :name (name :op1 "Turkey"))``, from :data:`~transition_systems.amr.lexicon.DEMONYMS`) make a node
