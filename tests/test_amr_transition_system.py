@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import REPO, data_root, run
 from toolkit.data.example import Example
-from toolkit.errors import DataError
+from toolkit.errors import ConfigurationError, DataError
 from transition_systems.amr import (
     AmrAllowed,
     AmrTransitionSystem,
@@ -107,6 +107,25 @@ def test_allowed_is_hashable_and_keeps_the_graph_well_formed():
     assert "CLOSE" in state.allowed() and "SHIFT" not in state.allowed() and "COPY_LEMMA" not in state.allowed()
     with pytest.raises(ValueError):
         state.apply("SHIFT")
+
+
+def test_concepts_no_rule_aligns_are_open_to_every_lemma():
+    """A concept the aligner force-aligned in training (no word spells ``exemplify-01``) is allowed at any
+    lemma after fitting, while one a rule aligned (``-`` at ``not``) stays with its lemma.
+    """
+    forced = example(
+        "He might call it , for example , Bob .",
+        "he might call it , for example , bob .",
+        "(c / call-01 :ARG0 (h / he) :ARG1 (i / it) :ARG0-of (e / exemplify-01))",
+    )
+    fitted = AmrTransitionSystem().fit([forced, NEGATION])
+    assert "exemplify-01" in fitted["open_labels"] and "-" not in fitted["open_labels"]
+    assert AmrTransitionSystem(open_forced_share=0).fit([forced, NEGATION])["open_labels"] == []
+    fitted_system = AmrTransitionSystem(**{key: value for key, value in fitted.items() if key != "frames"})
+    elsewhere = fitted_system.initial_state(Example(["table"], meta={"lemmas": ("table",)})).allowed()
+    assert "PRED:exemplify-01" in elsewhere and "PRED:-" not in elsewhere
+    with pytest.raises(ConfigurationError, match="open_forced_share"):
+        AmrTransitionSystem(open_forced_share=1.5)
 
 
 def test_close_needs_a_connected_graph_with_a_top():
@@ -509,6 +528,11 @@ def test_negated_words_copy_what_they_negate():
         ("disappear", "appear"),
         ("irrelevant", "relevant"),
         ("nonexistent", "existent"),
+        ("careless", "care"),  # a negative suffix
+        ("carelessly", "care"),
+        ("helplessness", "help"),
+        ("useless", "use"),
+        ("bless", None),  # under 3 letters left
         ("under", None),  # under 4 letters left
         ("unit", None),
         ("non-profit", None),  # not one word

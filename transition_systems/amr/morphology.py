@@ -18,7 +18,8 @@ gives the gold concept, so the model learns where to trust it.
 
 A word with a negative prefix has its own copy, ``COPY_POSITIVE``: AMR writes ``impossible`` as
 ``possible-01 :polarity -`` and ``unfortunately`` as ``fortunate :polarity -``, so
-:func:`positive_base` takes the prefix off (and the ``-ly`` of an adverb). It is a second copy,
+:func:`positive_base` takes the prefix off (and the ``-ly`` of an adverb), or the suffix ``-less``
+(``carelessly`` -> ``care-04``). It is a second copy,
 not a suffix rule of ``COPY_STEM``, since the same spelling is often no prefix at all
 (``discussed`` is ``discuss``, not ``cuss``); the oracle takes whichever gives the gold concept.
 """
@@ -34,6 +35,7 @@ _E_AFTER = ("at", "bl", "iz", "us", "as", "is", "os", "ns", "c", "v", "u")
 _RESTORE_E = "+e"
 
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
+NEGATIVE_SUFFIXES = ("lessly", "lessness", "less")  # careless(ly): care-04 :polarity -
 SUFFIXES: tuple[tuple[str, str], ...] = (  # suffix -> what replaces it; longest first, the first that fits wins
     ("ically", "ic"),
     ("iness", "y"),
@@ -101,13 +103,19 @@ def degree(word: str, lemma: str) -> str | None:
 
 
 def negated_stem(word: str) -> str | None:
-    """*word* without a negative prefix (``unhappy`` -> ``happy``), where at least 4 letters remain; else ``None``."""
-    return next((word[len(prefix) :] for prefix in NEGATIVE_PREFIXES if word.startswith(prefix) and len(word) > len(prefix) + 3), None)
+    """*word* without a negative prefix (``unhappy`` -> ``happy``; at least 4 letters remain) or suffix
+    (``carelessly`` -> ``care``, ``useless`` -> ``use``; at least 3 remain); else ``None``.
+    """
+    prefixed = (word[len(prefix) :] for prefix in NEGATIVE_PREFIXES if word.startswith(prefix) and len(word) > len(prefix) + 3)
+    suffixed = (word[: -len(suffix)] for suffix in NEGATIVE_SUFFIXES if word.endswith(suffix) and len(word) >= len(suffix) + 3)
+    return next(prefixed, None) or next(suffixed, None)
 
 
 @lru_cache(maxsize=65536)
 def positive_base(word: str) -> str | None:
-    """What a negated word (a lowercased lemma) negates: ``impossible`` -> ``possible``, ``unfortunately`` -> ``fortunate``."""
+    """What a negated word (a lowercased lemma) negates: ``impossible`` -> ``possible``, ``unfortunately`` -> ``fortunate``,
+    ``carelessly`` -> ``care``.
+    """
     rest = negated_stem(word) if word.isalpha() else None
     if rest is None:
         return None

@@ -71,6 +71,10 @@ class AmrTransitionSystem(Grammar):
             lemmas (``and``, ``person``, ``thing``, ``have-concession-91``: abstract concepts the
             aligner force-aligns to whatever token is near) is allowed with every lemma; ``0``
             turns this off. Fitting records them as *open_labels*.
+        open_forced_share: a PRED label the aligner force-aligned in at least this share of its
+            training uses is open too: no rule ties it to a word (``have-condition-91``,
+            ``exemplify-01``), so the lemma it sat at says nothing about where it goes next.
+            ``0`` turns this off (only with ``force_align``).
         open_labels: those labels themselves (what training records).
         copy_labels: what may follow ``COPY_LEMMA:``, ``COPY_STEM:`` and ``COPY_POSITIVE:`` (senses, ``up-07``): those the
             training oracle used, as the model's vocabulary holds only those (what :meth:`fit`
@@ -106,6 +110,7 @@ class AmrTransitionSystem(Grammar):
         restrict_pred_labels: bool = True,
         pred_labels: dict[str, list[str]] | None = None,
         open_label_lemmas: int = 5,
+        open_forced_share: float = 0.5,
         open_labels: list[str] | None = None,
         copy_labels: list[str] | None = None,
         max_merge: int = 8,
@@ -125,6 +130,9 @@ class AmrTransitionSystem(Grammar):
         if open_label_lemmas < 0:
             raise ConfigurationError(f"must be >= 0, got {open_label_lemmas}", key="open_label_lemmas")
         self.open_label_lemmas = open_label_lemmas
+        if not 0 <= open_forced_share <= 1:
+            raise ConfigurationError(f"must be between 0 and 1, got {open_forced_share}", key="open_forced_share")
+        self.open_forced_share = open_forced_share
         self.open_labels = frozenset(open_labels or ())
         self.copy_labels = None if copy_labels is None else frozenset(copy_labels)
         self.pred_labels: dict[str, frozenset[str]] | None = None
@@ -215,12 +223,18 @@ class AmrTransitionSystem(Grammar):
             return fitted
         table: dict[str, set[str]] = defaultdict(set)
         copies: set[str] = set()
+        uses, forced = Counter(), Counter()  # per concept: its nodes in training, and those the aligner force-aligned
         for example in examples:
             try:
                 actions = self.run_oracle(example)[0]
+                graph = GoldGraph.of(self.target(example))
             except DataError:
                 continue
             state = self.initial_state(example)
+            if self.open_forced_share and self.force_align:
+                alignment = self.align(graph, state.sentence)
+                uses.update(graph.labels[node] for node in graph.nodes)
+                forced.update(graph.labels[node] for node in alignment.forced)
             for action in actions:
                 kind, _, label = action.partition(":")
                 if kind == PRED:
@@ -229,7 +243,12 @@ class AmrTransitionSystem(Grammar):
                     copies.add(label)
                 state = state.apply(action)
         lemmas_of: Counter[str] = Counter(label for labels in table.values() for label in labels)
-        self.open_labels = frozenset(label for label, count in lemmas_of.items() if self.open_label_lemmas and count >= self.open_label_lemmas)
+        self.open_labels = frozenset(
+            label
+            for label, count in lemmas_of.items()
+            if (self.open_label_lemmas and count >= self.open_label_lemmas)
+            or (self.open_forced_share and forced[label] >= self.open_forced_share * uses[label] > 0)
+        )
         self.pred_labels = {lemma: frozenset(labels) | self.open_labels for lemma, labels in table.items()}
         self.copy_labels = frozenset(copies)
         return {
