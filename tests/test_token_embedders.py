@@ -12,6 +12,7 @@ from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError
 from toolkit.modules.token_embedders import CharacterEmbedder, ScalarMix, TokenEmbedder
 from toolkit.modules.token_embedders.characters import character_ids
+from toolkit.training.trainer import caching_in_eval
 
 ID = {piece: i for i, piece in enumerate(VOCABULARY)}
 CLS, SEP, UNK = ID["[CLS]"], ID["[SEP]"], ID["[UNK]"]
@@ -180,9 +181,25 @@ def test_a_frozen_transformer_reads_each_training_sentence_once_and_gives_the_sa
     again.sum().backward()  # the mix still trains on cached vectors
     assert cached.scalar_mix.weights.grad is not None
     cached.eval()
-    embed(cached, ["run", "the", "dogs"])  # validation and prediction sentences are not kept
+    embed(cached, ["run", "the", "dogs"])  # prediction sentences are not kept
     assert len(cached.cache) == 3 and batches == [2, 1, 1]
     assert embedder(bert_dir, freeze=False).cache is None
+
+
+def test_validation_sentences_are_cached_while_the_trainer_validates_and_prediction_ones_never(bert_dir):
+    cached = embedder(bert_dir, layers="all", pooling="mean").eval()
+    model = torch.nn.Sequential(torch.nn.ModuleDict({"minilm": cached}))  # found however deep it sits
+    batches = []
+    real_forward = cached.transformer.forward
+    cached.transformer.forward = lambda **inputs: batches.append(inputs["input_ids"].size(0)) or real_forward(**inputs)
+    validation = ["run", "the", "dogs"]
+    with caching_in_eval(model):
+        first = embed(cached, validation, SENTENCE)
+        again = embed(cached, SENTENCE, validation)  # the loss pass, then the decoding pass, then the next epoch
+    assert batches == [2] and len(cached.cache) == 2 and not cached.cache_in_eval
+    torch.testing.assert_close(again, first.flip(0), atol=1e-5, rtol=1e-4)
+    embed(cached, ["dogs", "run"])
+    assert batches == [2, 1] and len(cached.cache) == 2
 
 
 def test_a_fine_tuned_transformer_has_its_own_learning_rate(bert_dir):

@@ -50,6 +50,23 @@ from toolkit.training.state import TrainingRun, TrainingState, restore_checkpoin
 logger = logging.getLogger(__name__)
 
 
+@contextlib.contextmanager
+def caching_in_eval(model: torch.nn.Module):
+    """Let modules that cache what a frozen part computes (``cache_in_eval``) keep the validation set too.
+
+    Validation sentences recur every epoch, like training ones; prediction inputs do not, so the
+    flag is on only here.
+    """
+    caching = [module for module in model.modules() if hasattr(module, "cache_in_eval")]
+    for module in caching:
+        module.cache_in_eval = True
+    try:
+        yield
+    finally:
+        for module in caching:
+            module.cache_in_eval = False
+
+
 def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
@@ -381,14 +398,15 @@ class GradientDescentTrainer(Trainer):
         shard = distributed.unpadded_shard(range(len(validation_data)))
         sampler = TokenBudgetBatchSampler([model.length(validation_data[i]) for i in shard], self.decode_max_tokens, shuffle=False)
         loss, tokens = 0.0, 0
-        for indices in sampler:
-            output = model(move_to_device(model.collate([validation_data[shard[i]] for i in indices]), self.device))
-            loss += output["loss"].item() * int(output["num_tokens"])
-            tokens += int(output["num_tokens"])
+        with caching_in_eval(model):
+            for indices in sampler:
+                output = model(move_to_device(model.collate([validation_data[shard[i]] for i in indices]), self.device))
+                loss += output["loss"].item() * int(output["num_tokens"])
+                tokens += int(output["num_tokens"])
+            local = predict(model, [validation_examples[i] for i in shard], self.decode_max_tokens, self.validation_search) if metrics else None
         loss, tokens = distributed.sum([loss, tokens])
         results = {"loss": loss / max(tokens, 1)}
         if metrics:
-            local = predict(model, [validation_examples[i] for i in shard], self.decode_max_tokens, self.validation_search)
             predictions = distributed.gather_shards(local, len(validation_examples))
             results.update(score(predictions, validation_examples, metrics))
         return results

@@ -60,11 +60,12 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
     projection_dim : a linear projection of the word vectors to this width (None: the model's width).
     dropout : dropout on the word vectors.
     tokenizer_kwargs : extra arguments of ``AutoTokenizer.from_pretrained`` (``{"add_prefix_space": true}``).
-    cache : frozen only: keep each training sentence's word vectors (every chosen layer, before
-        the mix) from its first epoch, keyed by its subwords, so later epochs skip the
-        transformer; the mix, projection and dropout still run every time. It holds words ×
-        layers × width floats (EWT with MiniLM: 204,000 × 7 × 384, 2.2 GB); sentences seen in
-        eval mode (validation, prediction) are never kept.
+    cache : frozen only: keep each training and validation sentence's word vectors (every chosen
+        layer, before the mix) from its first epoch, keyed by its subwords, so later epochs skip
+        the transformer; the mix, projection and dropout still run every time. It holds words ×
+        layers × width floats (EWT with MiniLM: 229,000 × 7 × 384, 2.5 GB). The trainer marks
+        validation with :attr:`cache_in_eval`; other sentences seen in eval mode (prediction,
+        ``toolkit evaluate``) are read through the transformer and never kept, so serving does not grow.
     archive : what a model archive keeps of the transformer. ``"copy"`` (the default): its weights,
         config and tokenizer, so the archive loads on a machine without *model_name* (MiniLM adds
         87 MB). ``"reference"`` (frozen only): its name and its weight files' SHA-256; loading reads
@@ -132,6 +133,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         self.dropout = Dropout(dropout)
         self.output_dim = projection_dim or hidden_size
         self.cache: dict[tuple[tuple[int, ...], tuple[int, ...]], torch.Tensor] | None = {} if freeze and cache else None
+        self.cache_in_eval = False  # set by the trainer while it validates: the validation set recurs every epoch
         if freeze:
             self.transformer.requires_grad_(False)
             self.transformer.eval()
@@ -174,7 +176,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         Pooling and the mix are both linear, so pooling each layer first gives the same vectors
         as mixing first, and lets a frozen transformer's per-layer word vectors be cached.
         """
-        layers = self.cached_word_layers(piece_ids, piece_counts) if self.cache is not None and self.training else None
+        layers = self.cached_word_layers(piece_ids, piece_counts) if self.cache is not None and (self.training or self.cache_in_eval) else None
         if layers is None:
             layers = self.word_layers(piece_ids, piece_counts)
         words = layers[:, :, 0] if self.scalar_mix is None else self.scalar_mix(layers.movedim(2, 0))
@@ -183,7 +185,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         return self.dropout(words) * mask.unsqueeze(-1).to(words.dtype)
 
     def cached_word_layers(self, piece_ids: torch.Tensor, piece_counts: torch.Tensor) -> torch.Tensor:
-        """:meth:`word_layers` with each sentence's rows computed once (frozen, in training) and kept."""
+        """:meth:`word_layers` with each sentence's rows computed once (frozen; training or validation) and kept."""
         assert self.cache is not None
         num_pieces, num_words = piece_counts.sum(1).tolist(), (piece_counts > 0).sum(1).tolist()
         keys = [(tuple(ids[:n]), tuple(counts[:w])) for ids, counts, n, w in zip(piece_ids.tolist(), piece_counts.tolist(), num_pieces, num_words)]
