@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 from transition_systems.amr.graph import GoldGraph
 from transition_systems.amr.lexicon import CUES, PUNCTUATION, Lexicon, demonym
-from transition_systems.amr.morphology import NEGATIVE_PREFIXES, negated_stem
+from transition_systems.amr.morphology import negated_stem
 from transition_systems.amr.numbers import number_value
 
 SENSE = re.compile(r"-\d\d$")
@@ -87,8 +87,9 @@ def _abstract(label: str) -> bool:
 
 
 def _stem_forms(token: str, lemma: str) -> tuple[str, ...]:
-    """The forms of a word whose stem a concept may share: itself, its lemma, and itself after a negative prefix."""
-    return (token, lemma, *(token[len(prefix) :] for prefix in NEGATIVE_PREFIXES if token.startswith(prefix)))
+    """The forms of a word whose stem a concept may share: itself, its lemma, and what it negates (``unhappy`` -> ``happy``)."""
+    negated = negated_stem(token)
+    return (token, lemma) if negated is None else (token, lemma, negated)
 
 
 def _stem_matches(base: str, forms: tuple[str, ...]) -> bool:
