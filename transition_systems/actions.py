@@ -23,7 +23,7 @@ configuration allows exactly the one SHIFT symbol that fits its buffer front.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
@@ -70,12 +70,27 @@ class ValidActions:
     root_arcs: frozenset[str] = frozenset()
     root_label: str | None = None
     shift_symbol: str = SHIFT
+    _parsed: dict[str, tuple[str, str | None] | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __contains__(self, symbol: object) -> bool:
         return self.parse(symbol) is not None
 
     def parse(self, symbol: object) -> tuple[str, str | None] | None:
-        """``(kind, relation)`` of *symbol* if it is allowed (the relation ``None`` for a move, and for any SHIFT), else ``None``."""
+        """``(kind, relation)`` of *symbol* if it is allowed (the relation ``None`` for a move, and for any SHIFT), else ``None``.
+
+        Remembered per symbol: an instance is shared by every configuration that allows the same
+        kinds, and the symbols come from a vocabulary, so the oracle and the search ask the same few
+        questions at every step.
+        """
+        try:
+            return self._parsed[symbol]  # type: ignore[index]
+        except KeyError:
+            self._parsed[symbol] = answer = self._parse(symbol)  # type: ignore[index]
+            return answer
+        except TypeError:  # unhashable: not a symbol
+            return None
+
+    def _parse(self, symbol: object) -> tuple[str, str | None] | None:
         if symbol == self.shift_symbol:
             return (SHIFT, None) if SHIFT in self.moves else None
         if not isinstance(symbol, str) or symbol == SHIFT:  # a decorated shift is due: plain SHIFT is no alternative
