@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import FIXTURES, data_root
 from toolkit.cli import main
+from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.dataset_readers.conllu import DependencyTree
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
@@ -24,6 +25,7 @@ from transition_systems import (
     projectivize,
     split_action,
 )
+from transition_systems.arc_standard import arc_standard_derivation
 
 LABELS = ["a", "b", "c"]
 SYSTEMS = {
@@ -380,6 +382,43 @@ def test_random_valid_actions_always_finish_with_a_well_formed_tree(n, name, dat
         assert is_projective(tree.heads)
 
 
+@st.composite
+def any_forests(draw, max_words=10):
+    """Random trees and forests, their relations "root" exactly on the root's dependents or anywhere."""
+    n = draw(st.integers(0, max_words))
+    order = draw(st.permutations(range(1, n + 1)))
+    heads = [0] * n
+    for i, word in enumerate(order):
+        heads[word - 1] = draw(st.sampled_from([0, *order[:i]]))
+    if draw(st.booleans()):
+        return example(heads, [draw(st.sampled_from(["root", *LABELS])) for _ in heads])
+    return example(heads, ["root" if head == 0 else draw(st.sampled_from(LABELS)) for head in heads])
+
+
+def derive_or_error(derive, ex):
+    try:
+        return derive(ex)
+    except DataError as error:
+        return str(error)
+
+
+@settings(max_examples=300, deadline=None)
+@given(any_forests(), st.booleans(), st.sampled_from(["root", None]), st.sampled_from(["projectivize", "skip"]), st.booleans())
+def test_arc_standard_list_oracle_derives_what_the_walk_derives(ex, single_root, root_label, non_projective, labeled_shift):
+    """The list-based derivation gives the walk's actions and features, and fails where the walk fails, with its message."""
+    grammar = system("arc_standard", single_root=single_root, root_label=root_label, non_projective=non_projective)
+    if labeled_shift:
+        grammar.shift_words = frozenset(["w1", "w3"])
+    walked = derive_or_error(lambda ex: TransitionSystem.derive(grammar, ex), ex)
+    assert derive_or_error(grammar.derive, ex) == walked
+    try:
+        tree = grammar.oracle_tree(ex)
+    except DataError:
+        return  # refused before either oracle runs
+    listed = arc_standard_derivation(*tree, grammar.shift_symbols(ex.tokens), single_root, root_label)
+    assert listed == walked if listed else isinstance(walked, str)  # not merely rescued by the walk
+
+
 # ------------------------------------------------------------------ `toolkit oracle` on real data
 
 
@@ -395,6 +434,29 @@ def ewt_slice(tmp_path, monkeypatch):
     monkeypatch.setenv("TRAIN", str(path))
     monkeypatch.setenv("TEST", str(path))
     return path
+
+
+def test_arc_standard_list_oracle_refuses_what_the_system_forbids():
+    """Cases oracle_tree refuses before they get here, should a caller skip it: two roots, a root relation below the root."""
+    assert arc_standard_derivation((0, 0), ("root", "root"), (), single_root=True, root_label="root") is None
+    assert arc_standard_derivation((0, 0), ("root", "root"), (), single_root=False, root_label="root").symbols == [
+        "SHIFT",
+        "RIGHT-ARC:root",
+        "SHIFT",
+        "RIGHT-ARC:root",
+    ]
+    assert arc_standard_derivation((2, 0), ("root", "root"), (), single_root=True, root_label="root") is None
+    assert arc_standard_derivation((2, 0), ("root", "root"), (), single_root=True, root_label=None).symbols[2] == "LEFT-ARC:root"
+    assert arc_standard_derivation((0, 1), ("root", "root"), (), single_root=True, root_label="root") is None
+
+
+def test_arc_standard_list_oracle_on_ewt(ewt_slice):
+    """Every tree of the slice, the five non-projective ones included, derives as the walk derives it, labeled SHIFT too."""
+    examples = DatasetReader.by_name("conllu")().read(ewt_slice)
+    for grammar in (system("arc_standard"), system("arc_standard", shift_words=["the", ",", "."])):
+        derivations = [grammar.derive(ex) for ex in examples]
+        assert derivations == [TransitionSystem.derive(grammar, ex) for ex in examples]
+        assert any("SHIFT:the" in derivation.symbols for derivation in derivations) == bool(grammar.shift_words)
 
 
 def toolkit_oracle(monkeypatch, capsys, *args):

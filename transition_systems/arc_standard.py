@@ -10,9 +10,10 @@ The static oracle prefers LEFT-ARC, then RIGHT-ARC once ``s0`` has all its depen
 
 from functools import cache
 
-from toolkit.grammars.grammar import Grammar
+from toolkit.data.example import Example
+from toolkit.grammars.grammar import Derivation, Grammar
 from transition_systems.actions import LEFT, RIGHT, SHIFT, ValidActions, arc
-from transition_systems.configuration import Configuration
+from transition_systems.configuration import NO_HEAD, Configuration
 from transition_systems.transition_system import GoldTree, ProjectiveTransitionSystem
 
 
@@ -62,3 +63,62 @@ class ArcStandard(ProjectiveTransitionSystem):
 
     def gold_action(self, config: Configuration, gold: GoldTree) -> str | None:
         return stack_arc_gold_action(config, gold) or (SHIFT if config.buffer else None)
+
+    def derive(self, example: Example) -> Derivation:
+        """The walk's actions and features, from a list-based run of the same oracle (about 4× faster).
+
+        Indexing a treebank derives every tree, and a configuration per step is most of that cost.
+        :func:`arc_standard_derivation` runs the oracle on a mutable stack instead; tests hold it to
+        the walk's output on every EWT dev tree and on random trees. Whatever it cannot derive (and
+        any subclass, whose rules may differ) goes through the walk, which names the problem.
+        """
+        heads, labels = self.oracle_tree(example)
+        shifts = self.shift_symbols(example.tokens)
+        derivation = type(self) is ArcStandard and arc_standard_derivation(heads, labels, shifts, self.single_root, self.root_label)
+        return derivation or super().derive(example)
+
+
+def arc_standard_derivation(
+    heads: tuple[int, ...], labels: tuple[str, ...], shift_symbols: tuple[str, ...], single_root: bool, root_label: str | None
+) -> Derivation | None:
+    """:class:`ArcStandard`'s oracle run on lists: its actions and each step's features.
+
+    *heads* and *labels* are per word (word *i* at index *i - 1*); *shift_symbols* as
+    :meth:`TransitionSystem.shift_symbols` gives them. The oracle's preferences are
+    :func:`stack_arc_gold_action`'s: LEFT-ARC, then RIGHT-ARC once ``s0`` is complete, else SHIFT.
+    ``None`` wherever the walk would fail: stuck (a non-projective tree), or a gold arc the
+    system forbids (the root arc before the buffer is empty, a relation in the wrong place).
+    """
+    n = len(heads)
+    head_of, label_of = (NO_HEAD, *heads), ("", *labels)
+    pending = [0] * (n + 1)  # gold dependents not yet attached, per node
+    for head in heads:
+        pending[head] += 1
+    positions = tuple(range(n))  # the buffer's features are its slices
+    stack, stack_positions = [0], []  # nodes bottom first; their positions without the root
+    front = 1  # the buffer is front..n: arc-standard only ever shifts its front
+    actions: list[str] = []
+    features: list[dict[str, tuple[int, ...]]] = []
+    while front <= n or len(stack) > 1:
+        features.append({"stack": tuple(reversed(stack_positions)), "buffer": positions[front - 1 :]})
+        s0 = stack[-1]
+        s1 = stack[-2] if len(stack) > 1 else NO_HEAD
+        if s1 > 0 and head_of[s1] == s0 and not pending[s1]:
+            if label_of[s1] == root_label:
+                return None
+            actions.append(arc(LEFT, label_of[s1]))
+            del stack[-2], stack_positions[-2]
+            pending[s0] -= 1
+        elif s1 >= 0 and head_of[s0] == s1 and not pending[s0]:
+            if (not s1 and front <= n and single_root) or (root_label is not None and (label_of[s0] == root_label) != (not s1)):
+                return None
+            actions.append(arc(RIGHT, label_of[s0]))
+            stack.pop(), stack_positions.pop()
+            pending[s1] -= 1
+        elif front <= n:
+            actions.append(shift_symbols[front] if shift_symbols else SHIFT)
+            stack.append(front), stack_positions.append(front - 1)
+            front += 1
+        else:
+            return None
+    return Derivation(actions, features)
