@@ -93,3 +93,33 @@ def test_properties(lengths, max_tokens, max_examples, shuffle, seed, epoch, noi
     if not shuffle:
         order = [i for batch in batches for i in batch]
         assert [lengths[i] for i in order] == sorted(lengths)
+
+
+def test_predict_sizes_batches_by_hypotheses_and_keeps_the_input_order():
+    """A beam of k decodes k rows per sentence, so its batches hold k times fewer sentences; outputs come back in input order."""
+    from toolkit.data.example import Example
+    from toolkit.decoding import BeamSearch, GreedySearch
+    from toolkit.evaluation import predict
+
+    class Recorder:
+        search = GreedySearch()
+
+        def __init__(self):
+            self.batches = []
+
+        def eval(self):
+            return self
+
+        def predict(self, examples, search=None):
+            self.batches.append(len(examples))
+            return [" ".join(example.tokens) for example in examples]
+
+    examples = [Example(["w"] * length) for length in (4, 1, 3, 2) * 5]  # 20 sentences, 50 tokens
+    for search, beam, sizes in ((None, 1, [20]), (GreedySearch(), 1, [20]), (BeamSearch(beam_size=4), 4, [10, 5, 5])):
+        model = Recorder()
+        assert predict(model, examples, max_tokens=80, search=search) == [" ".join(example.tokens) for example in examples]
+        assert model.batches == sizes, beam  # greedy: 20 sentences of at most 4 words fit 80; a beam of 4 has 20: 10 of <= 2 words, 5 of 3, 5 of 4
+    model = Recorder()
+    model.search = BeamSearch(beam_size=4)  # the model's own search counts too
+    predict(model, examples, max_tokens=80)
+    assert model.batches == [10, 5, 5]

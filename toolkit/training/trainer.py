@@ -100,6 +100,8 @@ class GradientDescentTrainer(Trainer):
         reach a token budget larger than memory allows (``max_tokens`` × K per step).
     validation_search : the search used for validation (default: the model's own); greedy is a
         cheap stand-in for a beam when choosing checkpoints.
+    decode_max_tokens : the padded-token budget of a validation or test batch; a beam of *k*
+        divides it by *k* when decoding (:func:`~toolkit.evaluation.predict`).
     device : ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``, ``"cuda:1"``...
     mixed_precision : ``null``, ``"bf16"`` (CPU or GPU), ``"fp16"`` (GPU, with a gradient scaler), or
         ``"auto"``: bf16 on a GPU that has it, full precision on the CPU.
