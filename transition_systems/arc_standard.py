@@ -69,8 +69,8 @@ class ArcStandard(ProjectiveTransitionSystem):
 
         Indexing a treebank derives every tree, and a configuration per step is most of that cost.
         :func:`arc_standard_derivation` runs the oracle on a mutable stack instead; tests hold it to
-        the walk's output on every EWT dev tree and on random trees. Whatever it cannot derive (and
-        any subclass, whose rules may differ) goes through the walk, which names the problem.
+        the walk's output on an EWT slice and on random trees and forests. Whatever it cannot derive
+        (and any subclass, whose rules may differ) goes through the walk, which names the problem.
         """
         heads, labels = self.oracle_tree(example)
         shifts = self.shift_symbols(example.tokens)
