@@ -7,6 +7,7 @@ import torch
 
 from toolkit.data.batching import TokenBudgetBatchSampler
 from toolkit.data.example import Example
+from toolkit.decoding.search import Search
 from toolkit.device import move_to_device
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
@@ -18,16 +19,18 @@ __all__ = ["evaluate", "move_to_device", "predict"]
 def predict(model: Model, examples: Sequence[Example], max_tokens: int = 8192, search=None) -> list[Any]:
     """Predictions for *examples* in their original order, decoded in length-sorted batches.
 
-    *max_tokens* bounds a batch's padded source tokens times its hypotheses per sentence: a beam
-    of *k* decodes *k* rows per sentence, so its batches hold *k* times fewer sentences. Sized
+    *max_tokens* bounds a batch's padded source tokens times the search's hypotheses per sentence
+    (``Search.hypotheses_per_input``): a beam of *k* decodes *k* rows per sentence, so its batches
+    hold *k* times fewer sentences. Sized
     like greedy's, a beam's batches were 1.35× slower on one CPU thread (EWT, beam 5,
     ``benchmarks/dependency_speed.py``); the outputs are the same either way.
     """
     model.eval()
     lengths = [len(example.tokens) for example in examples]
     predictions: list[Any] = [None] * len(examples)
-    hypotheses = getattr(search or getattr(model, "search", None), "beam_size", 1)
-    for indices in TokenBudgetBatchSampler(lengths, max(max_tokens // hypotheses, 1), shuffle=False):
+    searching = search or getattr(model, "search", None)  # a tagger has no search
+    rows = searching.hypotheses_per_input if isinstance(searching, Search) else 1
+    for indices in TokenBudgetBatchSampler(lengths, max(max_tokens // rows, 1), shuffle=False):
         for i, prediction in zip(indices, model.predict([examples[i] for i in indices], search)):
             predictions[i] = prediction
     return predictions

@@ -31,6 +31,10 @@ class BeamSearch(Search):
         super().__init__(max_steps, use_cache)
         self.beam_size, self.length_penalty, self.early_stopping = beam_size, length_penalty, early_stopping
 
+    @property
+    def hypotheses_per_input(self) -> int:
+        return self.beam_size
+
     def search(self, model, batch, states):
         beam = self.beam_size
         device = batch["source"].device

@@ -42,6 +42,7 @@ class Search(Registrable):
     """Turns initial grammar states into final ones, one batch at a time."""
 
     default_implementation = "greedy"
+    hypotheses_per_input = 1  # rows a search decodes per input sentence; prediction sizes its batches by it
 
     def __init__(self, max_steps: PositiveInt = 500, use_cache: bool = True):
         self.max_steps, self.use_cache = max_steps, use_cache
