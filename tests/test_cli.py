@@ -115,6 +115,18 @@ def test_existing_serialization_dir_needs_recover_or_force(data_env, monkeypatch
     assert_one_line_error(code, err, "--recover", "--force")
 
 
+def test_a_run_that_fails_before_its_first_epoch_leaves_nothing_to_clear(data_env, monkeypatch, capsys, tmp_path):
+    """A typo in the config must not turn the corrected command into "use --recover or --force"."""
+    typo = json.dumps({"model.encoder.num_layerz": 2})
+    code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", tmp_path / "new", "-o", typo)
+    assert_one_line_error(code, err, "num_layerz")
+    assert not (tmp_path / "new").exists()  # made by the run, so removed
+    (tmp_path / "empty").mkdir()
+    code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", tmp_path / "empty", "-o", typo)
+    assert_one_line_error(code, err, "num_layerz")
+    assert list((tmp_path / "empty").iterdir()) == []  # there before: kept, and empty again
+
+
 def test_missing_archive(monkeypatch, capsys, tmp_path):
     code, _, err = run(monkeypatch, capsys, "evaluate", tmp_path / "missing.tar.gz", tmp_path / "data.tsv")
     assert_one_line_error(code, err, "archive not found")

@@ -20,6 +20,8 @@ from toolkit.errors import TrainingError
 from toolkit.files import atomic_write
 from toolkit.weights import save_weights, sha256
 
+CHECKPOINTS_DIR = "checkpoints"  # inside the serialization directory
+
 
 class Checkpointer:
     """Each epoch's weights and the training state, written atomically; every file checked before it is used.

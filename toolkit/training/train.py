@@ -44,6 +44,7 @@ from toolkit.modules.token_embedders import TokenEmbedder
 from toolkit.params import Params
 from toolkit.plugins import write_plugins
 from toolkit.registrable import record_built
+from toolkit.training.checkpointer import CHECKPOINTS_DIR, Checkpointer
 from toolkit.training.distributed import Distributed, close_distributed, init_distributed
 from toolkit.training.trainer import Trainer, seed_everything
 from toolkit.weights import load_weights
@@ -204,6 +205,7 @@ def train_model(params: Params, serialization_dir: str | Path, recover: bool = F
     Under ``torchrun`` every process runs this; only rank 0 touches the serialization directory.
     """
     directory = Path(serialization_dir)
+    existed = directory.exists()
     config = params.as_dict()
     distributed = init_distributed(str(config.get("trainer", {}).get("device", "auto")))
     try:
@@ -213,11 +215,29 @@ def train_model(params: Params, serialization_dir: str | Path, recover: bool = F
             logs = file_logging(directory) if distributed.is_main else quiet_logging()
             with logs, record_built() as components:
                 return _train(params, config, directory, recover, components, distributed)
+        except BaseException:
+            if lock is not None and not recover:
+                discard_unfinished_start(directory)
+            raise
         finally:
             if lock is not None:
                 lock.release()
+            if not existed and directory.is_dir() and not any(directory.iterdir()):
+                directory.rmdir()
     finally:
         close_distributed()
+
+
+def discard_unfinished_start(directory: Path) -> None:
+    """Empty *directory* of a run that failed before its first epoch was saved, so that the corrected
+    command can be typed again as it was; a run with a saved epoch is kept for ``--recover``.
+    """
+    if (directory / CHECKPOINTS_DIR / Checkpointer.STATE).exists():
+        return
+    for path in directory.iterdir():
+        if path.name != DirectoryLock.NAME:
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() and not path.is_symlink() else path.unlink(missing_ok=True)
+    (directory / DirectoryLock.NAME).unlink(missing_ok=True)  # still held: released right after
 
 
 def _train(params: Params, config: dict, directory: Path, recover: bool, components: set[type], distributed: Distributed) -> Path:

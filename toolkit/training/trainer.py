@@ -41,7 +41,7 @@ from toolkit.training.callbacks import (
     TimeBudget,
     TrainerCallback,
 )
-from toolkit.training.checkpointer import Checkpointer
+from toolkit.training.checkpointer import CHECKPOINTS_DIR, Checkpointer
 from toolkit.training.distributed import Distributed
 from toolkit.training.optimizers import Optimizer, parameter_groups
 from toolkit.training.schedulers import LearningRateScheduler
@@ -237,7 +237,7 @@ class GradientDescentTrainer(Trainer):
         optimizer = self.optimizer.construct(model_parameters=parameter_groups(model))
         scheduler = self.scheduler.construct(optimizer=optimizer) if self.scheduler else None
         scaler = torch.amp.GradScaler(self.device.type, enabled=self.mixed_precision == "fp16" and self.device.type == "cuda")
-        checkpointer = Checkpointer(serialization_dir / "checkpoints")
+        checkpointer = Checkpointer(serialization_dir / CHECKPOINTS_DIR)
         validation_data = [model.index(e) for e in validation_examples]
         sampler = TokenBudgetBatchSampler([model.length(item) for item in train_data], self.max_tokens, self.max_examples, shuffle=True, seed=seed)
         # DDP averages the gradients over ranks; rank 0's initial weights are broadcast to all.
