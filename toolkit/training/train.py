@@ -25,7 +25,7 @@ import shutil
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from toolkit.archive import ARCHIVE_NAME, CONFIG_NAME, VOCABULARY_DIR, write_archive
@@ -100,10 +100,15 @@ def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> Di
     lock = DirectoryLock(directory)
     lock.acquire("recover the run in it" if recover else "train into it" if not force else "overwrite it (--force)")
     if force:
-        for path in directory.iterdir():
-            if path.name != DirectoryLock.NAME:
-                shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        empty_held_directory(directory)
     return lock
+
+
+def empty_held_directory(directory: Path) -> None:
+    """Remove everything in *directory* but the lock this run holds on it."""
+    for path in directory.iterdir():
+        if path.name != DirectoryLock.NAME:
+            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
 
 
 # What a recovered run may change: how long it goes on, and where and how fast it runs. Anything
@@ -217,7 +222,8 @@ def train_model(params: Params, serialization_dir: str | Path, recover: bool = F
                 return _train(params, config, directory, recover, components, distributed)
         except BaseException:
             if lock is not None and not recover:
-                discard_unfinished_start(directory)
+                with suppress(OSError):  # the run's own error is the one to report
+                    discard_unfinished_start(directory)
             raise
         finally:
             if lock is not None:
@@ -234,9 +240,7 @@ def discard_unfinished_start(directory: Path) -> None:
     """
     if (directory / CHECKPOINTS_DIR / Checkpointer.STATE).exists():
         return
-    for path in directory.iterdir():
-        if path.name != DirectoryLock.NAME:
-            shutil.rmtree(path, ignore_errors=True) if path.is_dir() and not path.is_symlink() else path.unlink(missing_ok=True)
+    empty_held_directory(directory)
     (directory / DirectoryLock.NAME).unlink(missing_ok=True)  # still held: released right after
 
 
