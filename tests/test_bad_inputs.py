@@ -535,6 +535,19 @@ def train_error(*overrides: str, train: dict[str, str] | None = None, config: Ca
     return check
 
 
+def include_package_error(name: str, source: str | None = None) -> Callable[[Env], str]:
+    """`toolkit list --include-package NAME`, with *source* as the module NAME.py on the path if given."""
+
+    def check(env: Env) -> str:
+        if source is not None:
+            env.write({f"{name}.py": source})
+            env.monkeypatch.syspath_prepend(str(env.tmp))
+            env.monkeypatch.delitem(sys.modules, name, raising=False)
+        return env.cli_error("list", "Grammar", "--include-package", name)
+
+    return check
+
+
 def evaluate_error(files: dict[str, str | bytes]) -> Callable[[Env], str]:
     return lambda env: env.cli_error("evaluate", env.archive(), env.write(files), "--device", "cpu")
 
@@ -935,6 +948,41 @@ COMMAND_CASES = [
         "`toolkit train --recover`",
         "error: --recover: the config differs from the one the run in run was started with (model.encoder.layers.num_layers: 1 -> 2); …",
         recover_error(lambda run_dir: None, '{"model.encoder.layers.num_layers": 2}'),
+    ),
+    Case(
+        "plugin-syntax-error",
+        "a plugin package with a syntax error",
+        "`--include-package` (any command); loading an archive that recorded the plugin says the same",
+        "error: the plugin package 'broken_syntax' failed to import: SyntaxError: '(' was never closed (at broken_syntax.py:2; toolkit -v shows the traceback)",
+        include_package_error("broken_syntax", "import os\nx = (\n"),
+    ),
+    Case(
+        "plugin-raises",
+        "a plugin package that raises while it is imported",
+        "`--include-package` (any command)",
+        "error: the plugin package 'broken_raises' failed to import: RuntimeError: boom (at broken_raises.py:2; toolkit -v shows the traceback)",
+        include_package_error("broken_raises", "import os\nraise RuntimeError('boom')\n"),
+    ),
+    Case(
+        "plugin-missing-dependency",
+        "a plugin package that imports a module nobody installed",
+        "`--include-package` (any command)",
+        "error: the plugin package 'broken_dependency' failed to import: ModuleNotFoundError: No module named 'a_dependency_nobody_installed' (at broken_dependency.py:1; toolkit -v shows the traceback)",
+        include_package_error("broken_dependency", "import a_dependency_nobody_installed\n"),
+    ),
+    Case(
+        "plugin-not-installed",
+        "`--include-package os.no_such_module`",
+        "`--include-package` (any command)",
+        "error: --include-package os.no_such_module: cannot import it (no module of that name is installed or on PYTHONPATH)",
+        include_package_error("os.no_such_module"),
+    ),
+    Case(
+        "plugin-not-a-name",
+        "`--include-package my-plugin`",
+        "`--include-package` (any command)",
+        "error: --include-package 'my-plugin': not a package name (dotted Python identifiers, like my_plugin or my_plugin.grammars)",
+        include_package_error("my-plugin"),
     ),
     Case(
         "force-while-running",

@@ -154,6 +154,18 @@ def test_an_archive_whose_plugin_is_missing_says_which_in_one_line(plugin_archiv
     )
 
 
+def test_an_archive_whose_plugin_is_broken_says_where_in_one_line(plugin_archive, tmp_path):
+    (tmp_path / "toolkit_example_plugin").mkdir()
+    (tmp_path / "toolkit_example_plugin" / "__init__.py").write_text("def f(:\n")
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(tmp_path)])}
+    result = toolkit(environment, "predict", plugin_archive / "run" / "model.tar.gz", plugin_archive / "test.tsv", check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr and result.stdout == ""
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: the plugin package 'toolkit_example_plugin' failed to import: SyntaxError: invalid syntax "
+        f"(at {tmp_path / 'toolkit_example_plugin' / '__init__.py'}:1; toolkit -v shows the traceback)"
+    )
+
+
 # ------------------------------------------------------------------ the example plugin, pip-installed
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import traceback
 from collections.abc import Iterable
 from functools import cache
 from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions, version
@@ -52,11 +53,43 @@ def import_builtin_components() -> None:
         importlib.import_module(module)
 
 
-def include_package(name: str) -> None:
+def import_plugin(package: str) -> bool:
+    """Import *package*; ``False`` if it is not installed at all.
+
+    A plugin that is there but fails while importing (a syntax error, an exception, a dependency of
+    its own that is missing) is a broken file the user can fix: one line naming the package, the
+    error and where it was raised, and the traceback in the log with ``toolkit -v``.
+    """
     try:
-        importlib.import_module(name)
-    except ImportError as error:
-        raise ConfigurationError(f"--include-package {name}: cannot import it ({error})") from None
+        importlib.import_module(package)
+    except ModuleNotFoundError as error:
+        if error.name and (package == error.name or package.startswith(error.name + ".")):
+            return False
+        raise plugin_failure(package, error) from None
+    except Exception as error:  # noqa: BLE001 - whatever a plugin raises, it is the plugin's, not the toolkit's
+        raise plugin_failure(package, error) from None
+    return True
+
+
+def plugin_failure(package: str, error: Exception) -> ConfigurationError:
+    logger.debug("importing the plugin package %s failed", package, exc_info=error)
+    if isinstance(error, SyntaxError) and error.filename:
+        where = f"{error.filename}:{error.lineno}"
+        message = error.msg
+    else:
+        frame = traceback.extract_tb(error.__traceback__)[-1]
+        where = f"{frame.filename}:{frame.lineno}"
+        message = str(error)
+    return ConfigurationError(
+        f"the plugin package '{package}' failed to import: {type(error).__name__}: {message} (at {where}; toolkit -v shows the traceback)"
+    )
+
+
+def include_package(name: str) -> None:
+    if not all(part.isidentifier() for part in name.split(".")):
+        raise ConfigurationError(f"--include-package {name!r}: not a package name (dotted Python identifiers, like my_plugin or my_plugin.grammars)")
+    if not import_plugin(name):
+        raise ConfigurationError(f"--include-package {name}: cannot import it (no module of that name is installed or on PYTHONPATH)")
 
 
 def import_plugins(include: tuple[str, ...] = ()) -> None:
@@ -135,15 +168,11 @@ def require_plugins(directory: Path, archive: Path) -> list[str]:
     except (json.JSONDecodeError, UnicodeDecodeError, TypeError, KeyError) as error:
         raise ArchiveError(f"{archive}: corrupt {PLUGINS_NAME}: {error}") from None
     for package, distribution, wanted in records:
-        try:
-            importlib.import_module(package)
-        except ModuleNotFoundError as error:
-            if error.name != package:
-                raise  # the plugin is there but one of its own imports is missing: a real bug, shown as one
+        if not import_plugin(package):
             install = f"pip install {distribution}=={wanted}" if distribution else f"put {package} on PYTHONPATH or pip install it"
             raise ArchiveError(
                 f"{archive} needs the plugin package '{package}'{f' ({distribution} {wanted})' if distribution else ''}, which is not installed: {install}"
-            ) from None
+            )
         installed = distribution_of(package)
         if distribution and installed and installed[1] != wanted:
             logger.warning("%s was trained with %s %s; %s is installed", archive, distribution, wanted, " ".join(installed))
