@@ -8,6 +8,8 @@ finished row. The fast ones drop finished sentences, keep the self-attention cac
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.conftest import data_root
 from toolkit.data.dataset_readers import DatasetReader
@@ -137,3 +139,41 @@ def test_the_cache_copies_only_moved_rows_and_keeps_the_others():
         before = cache.buffer[..., :3, :].clone()
         cache.reorder(torch.tensor(index))
         torch.testing.assert_close(cache.buffer[..., :3, :], before[index], rtol=0, atol=0)
+
+
+def test_a_shrinking_batch_moves_its_few_changed_rows_in_the_same_storage():
+    from toolkit.modules.decoders.decoder import SelfAttentionCache, take_rows
+
+    cache = SelfAttentionCache(layers=1, capacity=4)
+    keys = torch.randn(6, 2, 3, 4)
+    cache.extend(0, keys, -keys)
+    cache.advance(3)
+    storage, before = cache.buffer.data_ptr(), cache.buffer[..., :3, :].clone()
+    cache.reorder(torch.tensor([0, 5, 2, 3]))  # rows 1 and 4 finished; the last row takes row 1's place
+    assert cache.buffer.data_ptr() == storage and cache.buffer.size(0) == 4
+    torch.testing.assert_close(cache.buffer[..., :3, :], before[[0, 5, 2, 3]], rtol=0, atol=0)
+    memory = torch.randn(6, 5)
+    expected = memory[[0, 5, 2, 3]].clone()
+    assert torch.equal(take_rows(memory, torch.tensor([0, 5, 2, 3])), expected)
+    assert torch.equal(take_rows(torch.arange(6.0), torch.tensor([5, 4, 3, 2, 1])), torch.tensor([5.0, 4, 3, 2, 1]))  # most move: a copy
+
+
+@pytest.mark.parametrize(
+    ("keep", "batch"),
+    [([0, 1, 3, 5, 6], [0, 1, 6, 3, 5]), ([1, 2, 3], [3, 1, 2]), ([0, 1, 2], [0, 1, 2]), ([4], [4]), ([0, 2, 4, 5, 7, 8, 9], [0, 9, 2, 8, 4, 5, 7])],
+)
+def test_greedy_fills_finished_rows_from_the_end(keep, batch):
+    from toolkit.decoding.greedy import fill_from_the_end
+
+    assert fill_from_the_end(keep) == batch
+
+
+@given(st.sets(st.integers(0, 40), min_size=1))
+def test_filling_from_the_end_keeps_every_row_and_moves_one_per_hole(rows):
+    from toolkit.decoding.greedy import fill_from_the_end
+
+    keep = sorted(rows)
+    batch = fill_from_the_end(keep)
+    assert sorted(batch) == keep
+    moved = [position for position, row in enumerate(batch) if row != position]
+    assert len(moved) == sum(1 for position in range(len(keep)) if position not in rows)

@@ -19,6 +19,7 @@ class GreedySearch(Search):
             if not keep:
                 break
             if len(keep) < len(active):  # drop finished sentences from the batch
+                keep = fill_from_the_end(keep)
                 index = torch.tensor(keep, device=prefix.device)
                 context, prefix, active = context.reorder(index), prefix[index], [active[row] for row in keep]
             row_states = [states[i] for i in active]
@@ -29,3 +30,15 @@ class GreedySearch(Search):
                 states[i] = states[i].apply(symbol)
             prefix = torch.cat([prefix, best[:, None]], dim=1)
         return states
+
+
+def fill_from_the_end(keep: list[int]) -> list[int]:
+    """The rows *keep* (ascending) as a new batch whose finished rows are taken by the last ones.
+
+    ``[0, 1, 3, 5, 6]`` becomes ``[0, 1, 6, 3, 5]``: row 2's place goes to row 6, and only one row of
+    the caches moves instead of three, so dropping a finished sentence copies about as many rows
+    as sentences finished. Rows are independent, so their order changes nothing but bookkeeping.
+    """
+    size, kept = len(keep), set(keep)
+    movers = iter(row for row in reversed(keep) if row >= size)
+    return [row if row in kept else next(movers) for row in range(size)]

@@ -18,6 +18,30 @@ from torch import nn
 from toolkit.registrable import Registrable
 
 
+def move_rows_in_place(tensor: torch.Tensor, index: torch.Tensor) -> bool:
+    """Make ``tensor[:len(index)]`` what ``tensor.index_select(0, index)`` would be, if at most half its rows change.
+
+    Only the rows that change are copied (out of place first, since a source row may be a target),
+    so compacting a batch after a few sentences finished, or a beam step, costs a few rows instead of
+    a fresh tensor; for caches of tens of megabytes a fresh one costs more in page faults than in
+    copying. Returns whether it did (``False``: too many rows move, or autograd records *tensor*).
+    """
+    rows = len(index)
+    if tensor.requires_grad or rows > tensor.size(0):
+        return False
+    moved = (index != torch.arange(rows, device=index.device)).nonzero().flatten()
+    if 2 * len(moved) > rows:
+        return False
+    if len(moved):
+        tensor.index_copy_(0, moved, tensor.index_select(0, index[moved]))
+    return True
+
+
+def take_rows(tensor: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``tensor.index_select(0, index)``, in place in *tensor*'s storage where few rows move (the tensor belongs to one search)."""
+    return tensor[: len(index)] if move_rows_in_place(tensor, index) else tensor.index_select(0, index)
+
+
 class SelfAttentionCache:
     """Every layer's self-attention keys and values, preallocated along time and written in place.
 
@@ -57,8 +81,9 @@ class SelfAttentionCache:
     def reorder(self, index: torch.Tensor) -> "SelfAttentionCache":
         """Keep the rows at *index*, in that order.
 
-        When at most half the rows change (a beam whose hypotheses mostly extend themselves) only
-        those are copied, in place. Otherwise all are copied into the spare buffer, which then
+        When at most half the rows change (a beam whose hypotheses mostly extend themselves, greedy
+        search filling the rows of finished sentences from its last rows) only those are copied, in
+        place (:func:`move_rows_in_place`). Otherwise all are copied into the spare buffer, which then
         becomes the buffer; rows only ever stay or shrink in number (beams reorder, finished
         sentences leave), so the spare's first rows suffice and no step allocates.
         """
@@ -68,11 +93,9 @@ class SelfAttentionCache:
             self.buffer, self.spare = self.buffer.index_select(0, index), None
             return self
         rows, filled = len(index), self.buffer[..., : self.length, :]
-        if rows == self.buffer.size(0):  # a beam step: most hypotheses usually keep their row
-            moved = (index != torch.arange(rows, device=index.device)).nonzero().flatten()
-            if 2 * len(moved) <= rows:  # copy just the rows that change (out of place first: sources may be overwritten)
-                filled.index_copy_(0, moved, filled.index_select(0, index[moved]))
-                return self
+        if move_rows_in_place(filled, index):
+            self.buffer = self.buffer[:rows]
+            return self
         if self.spare is None or self.spare.size(0) < rows:
             self.spare = self.buffer.new_empty(rows, *self.buffer.shape[1:])
         target = self.spare[:rows]
@@ -97,7 +120,7 @@ class DecoderCache:
         With *same_sources*, *index* only moves hypotheses among rows that encode the same source
         (a sentence's beams), so the source-side tensors stay as they are instead of being copied.
         """
-        pick = lambda pair: (pair[0].index_select(0, index), pair[1].index_select(0, index))  # noqa: E731
+        pick = lambda pair: (take_rows(pair[0], index), take_rows(pair[1], index))  # noqa: E731
         return DecoderCache(
             self.memory_mask if same_sources else self.memory_mask.index_select(0, index),
             self.memory_keys_values if same_sources else [pick(kv) for kv in self.memory_keys_values],
