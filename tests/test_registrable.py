@@ -1,6 +1,9 @@
 """Registration, lookup by name or dotted path, and the errors a config author sees."""
 
 import collections
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -211,3 +214,16 @@ class TestFromParams:
 
         built = RegTestCustomBase.from_params({"type": "custom", "text": "a b"}, unused=1)
         assert built.words == ["a", "b"]
+
+
+def test_a_script_that_imports_only_the_archive_module_still_finds_the_shipped_components():
+    """``toolkit.archive.load_archive`` alone once failed on an arc-standard archive: the grammar was not registered."""
+    script = (
+        "from toolkit.grammars import Grammar\n"
+        "import sys\n"
+        "assert 'transition_systems' not in sys.modules\n"
+        "print(Grammar.by_name('arc_standard').__module__, 'lcrs_dfs' in Grammar.list_available())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["transition_systems.arc_standard", "True"]

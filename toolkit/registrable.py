@@ -86,9 +86,11 @@ class Registrable(FromParams):
             return _registry_of(cls)[name]
         if "." in name:
             return _import_class(cls, name), None
-        from toolkit.plugins import load_entry_point_plugins  # installed plugins, imported on the first miss
+        from toolkit.plugins import import_builtin_components, load_entry_point_plugins
 
-        if load_entry_point_plugins() and name in _registry_of(cls):
+        import_builtin_components()  # on the first miss: the shipped packages (a script may have imported only toolkit.archive)
+        load_entry_point_plugins()  # and the installed plugins
+        if name in _registry_of(cls):
             return _registry_of(cls)[name]
         available = cls.list_available()
         close = difflib.get_close_matches(name, available, n=1)
