@@ -47,8 +47,13 @@ class Predictor(Registrable):
     def to_json(self, example: Example, prediction: Any) -> dict[str, Any]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def predict_batch(self, texts: list[str]) -> list[dict[str, Any]]:
-        """One output object per input text, in order; unreadable inputs give ``{"error": ...}``."""
+    def predict_batch(self, texts: Iterable[str]) -> list[dict[str, Any]]:
+        """One output object per input text, in order; unreadable inputs give ``{"error": ...}``.
+
+        *texts* is any iterable of strings; anything else (one string, bytes, ``None`` among
+        them) is the caller's mistake, a ``TypeError`` that says which.
+        """
+        texts = checked_texts(texts)
         outputs: list[dict[str, Any] | None] = [None] * len(texts)
         readable: list[tuple[int, Example]] = []
         for i, text in enumerate(texts):
@@ -62,6 +67,8 @@ class Predictor(Registrable):
         return outputs  # type: ignore[return-value]
 
     def predict(self, text: str) -> dict[str, Any]:
+        if not isinstance(text, str):
+            raise TypeError(f"predict takes one text, a str, not {describe(text)}{BYTES_HINT if isinstance(text, bytes) else ''}")
         return self.predict_batch([text])[0]
 
     def tokens_to_example(self, tokens: list[str]) -> Example:
@@ -70,6 +77,8 @@ class Predictor(Registrable):
 
     def predict_tokens(self, sentences: list[list[str]]) -> list[Any]:
         """The model's own results (trees, graphs, logical forms) for pre-tokenised *sentences*, in order."""
+        if isinstance(sentences, str) or any(isinstance(tokens, str) or not all(isinstance(token, str) for token in tokens) for tokens in sentences):
+            raise TypeError("predict_tokens takes a list of sentences, each a list of str tokens")
         examples = [self.tokens_to_example(tokens) for tokens in sentences]
         return predict(self.model, examples, self.max_tokens, self.search) if examples else []
 
@@ -77,6 +86,28 @@ class Predictor(Registrable):
         """JSON lines for *lines*, decoded *batch_size* at a time so long inputs stream."""
         for chunk in chunks(lines, batch_size):
             yield from (json.dumps(output, ensure_ascii=False) for output in self.predict_batch(chunk))
+
+
+BYTES_HINT = " (decode bytes first: data.decode('utf-8'))"
+
+
+def describe(value: object) -> str:
+    name = type(value).__name__
+    return "None" if value is None else f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def checked_texts(texts: Iterable[str]) -> list[str]:
+    """*texts* as a list, or a ``TypeError``: one str would otherwise be taken for its characters."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(f"predict_batch takes a list of texts, not one {type(texts).__name__}; for one text use predict(text)")
+    try:
+        texts = list(texts)
+    except TypeError:
+        raise TypeError(f"predict_batch takes a list of texts, not {describe(texts)}") from None
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"predict_batch: input {i} is {describe(text)}, not a str{BYTES_HINT if isinstance(text, bytes) else ''}")
+    return texts
 
 
 def json_object(line: str) -> dict[str, Any]:

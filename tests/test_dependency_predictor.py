@@ -147,3 +147,33 @@ def test_the_json_interface_reads_json_objects(dependency_archive):
         "empty input line",
     ]
     assert outputs[2]["tokens"] == ["[", "1", "]"]
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda parser: parser.predict(None), "predict takes one text, a str, not None"),
+        (lambda parser: parser.predict(5), "predict takes one text, a str, not an int"),
+        (lambda parser: parser.predict(b"Dogs bark"), r"not a bytes \(decode bytes first"),
+        (lambda parser: parser.predict(["Dogs", "bark"]), "predict takes one text, a str, not a list"),
+        (lambda parser: parser.predict_batch("Dogs bark"), r"not one str; for one text use predict\(text\)"),
+        (lambda parser: parser.predict_batch(None), "predict_batch takes a list of texts, not None"),
+        (lambda parser: parser.predict_batch(["Dogs bark", 3]), "predict_batch: input 1 is an int, not a str"),
+        (lambda parser: parser.predict_tokens(["Dogs", "bark"]), "each a list of str tokens"),
+    ],
+)
+def test_the_python_api_names_a_wrong_argument_type(dependency_archive, call, message):
+    """A string given to ``predict_batch`` used to be parsed character by character, and ``None`` died in ``.strip()``."""
+    from toolkit import load_predictor
+
+    with pytest.raises(TypeError, match=message):
+        call(load_predictor(dependency_archive, device="cpu"))
+
+
+def test_predict_batch_takes_any_iterable_in_order(dependency_archive):
+    from toolkit import load_predictor
+
+    parser = load_predictor(dependency_archive, device="cpu")
+    texts = ["Dogs bark .", "", "Cats sleep all day ."]
+    assert parser.predict_batch(text for text in texts) == parser.predict_batch(texts)
+    assert [output.get("error") for output in parser.predict_batch(iter(texts))] == [None, "empty input line", None]
