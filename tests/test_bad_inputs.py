@@ -865,6 +865,13 @@ COMMAND_CASES = [
         lambda env: env.cli_error("predict", env.archive(), env.tmp / "missing.txt", "--device", "cpu"),
     ),
     Case(
+        "predict-unknown-device",
+        "`--device tpu` (torch's own message listed its twenty device types)",
+        "`toolkit predict` (seq2seq archive)",
+        'error: --device: \'tpu\' is not a device this toolkit runs on; use "auto", "cpu", "cuda" or "cuda:N"',
+        lambda env: env.cli_error("predict", env.archive(), env.write({"input.txt": "what is texas"}), "--device", "tpu"),
+    ),
+    Case(
         "predict-directory-input",
         "a directory as INPUT",
         "`toolkit predict` (seq2seq archive)",
@@ -1118,6 +1125,13 @@ CONFIG_CASES = [
         "`toolkit predict`",
         "error: added.tar.gz is damaged: it holds notes.txt, which its manifest.json does not list",
         lambda env: predict_with(env, repacked_archive(env, "added.tar.gz", lambda name, data: data, manifest=False, extra={"notes.txt": b"hello"})),
+    ),
+    Case(
+        "unknown-device",
+        "`trainer.device`: `tpu`",
+        "`toolkit train`",
+        'error: trainer.device: \'tpu\' is not a device this toolkit runs on; use "auto", "cpu", "cuda" or "cuda:N"',
+        train_error('{"trainer.device": "tpu"}'),
     ),
     Case(
         "num-heads",

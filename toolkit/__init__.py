@@ -45,6 +45,6 @@ def load_predictor(
     from toolkit.plugins import import_plugins
 
     import_plugins(tuple(include_package))
-    loaded = load_archive(archive, resolve_device(device))
+    loaded = load_archive(archive, resolve_device(device, "device"))
     name = predictor or loaded.model.grammar.default_predictor
     return Predictor.by_name(name)(loaded, search=BeamSearch(beam_size=beam_size) if beam_size else None)

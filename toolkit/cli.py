@@ -14,7 +14,17 @@ import click
 from toolkit.errors import ToolkitError
 
 include_option = click.option("--include-package", "include", multiple=True, metavar="PACKAGE", help="Import PACKAGE to register its components (repeatable).")
-device_option = click.option("--device", default="auto", show_default=True, help="cpu, cuda, cuda:N or auto.")
+
+
+def checked_device(context: click.Context, parameter: click.Parameter, name: str) -> str:
+    """*name* once it names a device this machine has (``--device cuda`` without a GPU is one line, naming the option)."""
+    from toolkit.device import resolve_device
+
+    resolve_device(name, "--device")
+    return name
+
+
+device_option = click.option("--device", default="auto", show_default=True, callback=checked_device, help="cpu, cuda, cuda:N or auto.")
 beam_option = click.option("--beam-size", type=click.IntRange(min=1), default=None, help="Beam search with this beam (default: the model's search).")
 
 
@@ -45,7 +55,7 @@ def _load(archive: str, device: str):
     from toolkit.archive import load_archive
     from toolkit.device import resolve_device
 
-    return load_archive(archive, resolve_device(device))
+    return load_archive(archive, resolve_device(device, "--device"))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -19,16 +19,23 @@ def move_to_device(batch: Any, device: torch.device) -> Any:
     return batch
 
 
-def resolve_device(name: str = "auto") -> torch.device:
-    """``"auto"`` picks CUDA when present, else the CPU; an unavailable CUDA device is a config error."""
+def resolve_device(name: str = "auto", key: str = "trainer.device") -> torch.device:
+    """``"auto"`` picks CUDA when present, else the CPU; anything else unusable here is an error naming *key*.
+
+    *key* is where the name came from: the config's ``trainer.device``, or ``--device`` on the command line.
+    """
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
         device = torch.device(name)
-    except RuntimeError as error:
-        raise ConfigurationError(f"trainer.device: {error}") from None
+    except (RuntimeError, TypeError):
+        device = None
+    if device is None or device.type not in ("cpu", "cuda"):
+        raise ConfigurationError(f'{key}: {name!r} is not a device this toolkit runs on; use "auto", "cpu", "cuda" or "cuda:N"')
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigurationError(f'trainer.device is {name!r} but CUDA is not available; use "auto" or "cpu"')
+        raise ConfigurationError(f'{key} is {name!r} but CUDA is not available; use "auto" or "cpu"')
+    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+        raise ConfigurationError(f"{key} is {name!r} but this machine has {torch.cuda.device_count()} CUDA device(s), numbered from 0")
     return device
 
 
