@@ -1134,6 +1134,27 @@ CONFIG_CASES = [
         train_error('{"trainer.device": "tpu"}'),
     ),
     Case(
+        "negative-seed",
+        "`random_seed`: -5 (NumPy's traceback, after the data was read)",
+        "`toolkit train`",
+        "error: random_seed: must be from 0 to 4294967295, got -5",
+        train_error('{"random_seed": -5}'),
+    ),
+    Case(
+        "negative-count",
+        "`vocabulary.min_count.tokens`: -1 (was taken as 0)",
+        "`toolkit train`",
+        "error: vocabulary.min_count.tokens: must be at least 0, got -1",
+        train_error('{"vocabulary.min_count": {"tokens": -1}}'),
+    ),
+    Case(
+        "negative-max-examples",
+        "`dataset_reader.max_examples`: -2 (the message named no key)",
+        "`toolkit train`",
+        "error: dataset_reader.max_examples: must be at least 0, got -2",
+        train_error('{"dataset_reader.max_examples": -2}'),
+    ),
+    Case(
         "num-heads",
         "`num_heads` that does not divide the width (`model.encoder.layers.num_heads`: 3, width 32)",
         "`toolkit train`",

@@ -36,7 +36,7 @@ from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
 from toolkit.errors import ConfigurationError
 from toolkit.evaluation import evaluate
 from toolkit.files import DirectoryLock, reason, write_atomically
-from toolkit.from_params import construct
+from toolkit.from_params import NonNegativeInt, Range, construct
 from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
@@ -55,8 +55,8 @@ logger = logging.getLogger(__name__)
 def build_vocabulary(
     examples: Sequence[Example],
     grammar: Grammar,
-    min_count: dict[str, int] | None = None,
-    max_size: dict[str, int] | None = None,
+    min_count: dict[str, NonNegativeInt] | None = None,
+    max_size: dict[str, NonNegativeInt] | None = None,
     namespace_aliases: dict[str, str] | None = None,
 ) -> Vocabulary:
     """Source tokens go to the ``tokens`` namespace, the grammar's oracle symbols to ``symbols``."""
@@ -246,6 +246,7 @@ def discard_unfinished_start(directory: Path) -> None:
 
 def _train(params: Params, config: dict, directory: Path, recover: bool, components: set[type], distributed: Distributed) -> Path:
     seed = params.pop_int("random_seed", 13)
+    Range(0, 2**32 - 1).check(seed, params.path("random_seed"))  # NumPy's bounds
     seed_everything(seed)
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
     validation_reader = DatasetReader.from_params(params.pop("validation_dataset_reader")) if "validation_dataset_reader" in params else reader

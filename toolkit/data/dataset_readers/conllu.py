@@ -16,6 +16,7 @@ from toolkit.data.dataset_readers.dataset_reader import DatasetReader
 from toolkit.data.dependency_tree import DependencyTree
 from toolkit.data.example import Example
 from toolkit.errors import DataError
+from toolkit.from_params import NonNegativeInt
 
 
 def tree_problem(heads: Sequence[int]) -> tuple[int, str] | None:
@@ -60,7 +61,7 @@ class ConlluReader(DatasetReader):
     Registered as ``"conllu"``.
     """
 
-    def __init__(self, universal_deprels: bool = False, max_examples: int | None = None) -> None:
+    def __init__(self, universal_deprels: bool = False, max_examples: NonNegativeInt | None = None) -> None:
         super().__init__(max_examples)
         self.universal_deprels = universal_deprels
 

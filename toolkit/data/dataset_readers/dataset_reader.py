@@ -8,6 +8,7 @@ from pathlib import Path
 
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
+from toolkit.from_params import NonNegativeInt
 from toolkit.registrable import Registrable
 
 logger = logging.getLogger(__name__)
@@ -20,7 +21,7 @@ class DatasetReader(Registrable, ABC):
         max_examples: stop after this many examples (for quick runs on a slice of the data).
     """
 
-    def __init__(self, max_examples: int | None = None) -> None:
+    def __init__(self, max_examples: NonNegativeInt | None = None) -> None:
         if max_examples is not None and max_examples < 0:
             raise ConfigurationError(f"max_examples must be >= 0, got {max_examples}")
         self.max_examples = max_examples

@@ -14,6 +14,7 @@ from toolkit.data.dataset_readers.dataset_reader import DatasetReader
 from toolkit.data.example import Example
 from toolkit.data.tokenization import bleu_tokenizer
 from toolkit.errors import ConfigurationError, DataError
+from toolkit.from_params import NonNegativeInt
 
 
 @DatasetReader.register("parallel_text")
@@ -34,7 +35,9 @@ class ParallelTextReader(DatasetReader):
     Registered as ``"parallel_text"``.
     """
 
-    def __init__(self, source_language: str, target_language: str, tokenize: str = "13a", lowercase: bool = False, max_examples: int | None = None) -> None:
+    def __init__(
+        self, source_language: str, target_language: str, tokenize: str = "13a", lowercase: bool = False, max_examples: NonNegativeInt | None = None
+    ) -> None:
         super().__init__(max_examples)
         for key, language in (("source_language", source_language), ("target_language", target_language)):
             if not language or "/" in language or language.startswith("."):

@@ -21,6 +21,7 @@ from toolkit.data.dataset_readers.dataset_reader import DatasetReader
 from toolkit.data.example import Example
 from toolkit.data.tokenization import lemmatize, tokenize
 from toolkit.errors import ConfigurationError, DataError
+from toolkit.from_params import NonNegativeInt
 
 
 def metadata(lines: list[str]) -> dict[str, str]:
@@ -94,7 +95,7 @@ class PenmanReader(DatasetReader):
         max_examples: stop after this many graphs.
     """
 
-    def __init__(self, tokenizer: str = "whitespace", lemmas: bool = True, max_examples: int | None = None) -> None:
+    def __init__(self, tokenizer: str = "whitespace", lemmas: bool = True, max_examples: NonNegativeInt | None = None) -> None:
         super().__init__(max_examples)
         if tokenizer not in ("whitespace", "spacy"):
             raise ConfigurationError(f"must be 'whitespace' or 'spacy', got {tokenizer!r}", key="tokenizer")
