@@ -282,3 +282,19 @@ def test_characters_give_one_batch_invariant_vector_per_word(encoder):
     assert module.embedding.weight.grad.abs().sum() > 0
     trained = module.convolutions[0].weight if encoder == "cnn" else module.lstm.weight_hh_l0_reverse
     assert trained.grad is not None and trained.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"type": "characters", "embedding_dim": 0}, "embedding_dim: must be at least 1, got 0"),  # used to build
+        ({"type": "characters", "num_filters": -1}, "num_filters: must be at least 1, got -1"),  # torch's message, no key
+        ({"type": "characters", "dropout": -0.5}, "dropout: must be from 0 to 1, got -0.5"),
+        ({"type": "upos", "embedding_dim": 0}, "embedding_dim: must be at least 1, got 0"),
+        ({"type": "pretrained_transformer", "model_name": "/nowhere", "warmup_steps": 0}, "warmup_steps: must be at least 1, got 0"),  # a division by zero at the first step
+        ({"type": "pretrained_transformer", "model_name": "/nowhere", "learning_rate": 0}, "learning_rate: must be more than 0, got 0.0"),
+    ],
+)
+def test_a_size_or_rate_out_of_range_names_its_key_before_anything_is_built(config, message):
+    with pytest.raises(ConfigurationError, match=f"^{message}$"):
+        TokenEmbedder.from_params(config)

@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 from toolkit.errors import ConfigurationError
-from toolkit.from_params import Lazy, PositiveInt
+from toolkit.from_params import Lazy, PositiveInt, Probability
 from toolkit.modules.encoders.encoder import Seq2SeqEncoder
 from toolkit.modules.encoders.transformer import TransformerEncoder
 from toolkit.modules.phrase_attention import Composition, PhraseMultiHeadAttention
@@ -37,7 +37,7 @@ class PhraseTransformerEncoder(TransformerEncoder):
         phrase_layers: list[int] | None = None,
         composition: Composition = "lstm",
         residual_gate: bool = False,
-        phrase_dropout: float = 0.0,
+        phrase_dropout: Probability = 0.0,
         compile: bool = False,
         layers: TransformerSettings = DEFAULT_SETTINGS,
         positional_encoding: Lazy[PositionalEncoding] = Lazy(PositionalEncoding),

@@ -9,6 +9,7 @@ from torch.nn.utils.rnn import pack_padded_sequence
 
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError
+from toolkit.from_params import PositiveInt, Probability
 from toolkit.modules.dropout import Dropout
 from toolkit.modules.token_embedders.token_embedder import TokenEmbedder, pad_lists
 
@@ -46,13 +47,13 @@ class CharacterEmbedder(TokenEmbedder):
     def __init__(
         self,
         encoder: Literal["cnn", "lstm"] = "cnn",
-        embedding_dim: int = 16,
+        embedding_dim: PositiveInt = 16,
         widths: Sequence[int] = (2, 3, 4, 5),
-        num_filters: int = 64,
-        hidden_dim: int = 64,
+        num_filters: PositiveInt = 64,
+        hidden_dim: PositiveInt = 64,
         max_word_length: int = 50,
-        projection_dim: int | None = None,
-        dropout: float = 0.0,
+        projection_dim: PositiveInt | None = None,
+        dropout: Probability = 0.0,
     ):
         super().__init__()
         if encoder not in ("cnn", "lstm"):

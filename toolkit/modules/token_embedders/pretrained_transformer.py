@@ -14,6 +14,7 @@ from torch import nn
 
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError
+from toolkit.from_params import PositiveFloat, PositiveInt, Probability
 from toolkit.modules.dropout import Dropout
 from toolkit.modules.token_embedders.scalar_mix import ScalarMix
 from toolkit.modules.token_embedders.token_embedder import TokenEmbedder, pad_lists
@@ -82,12 +83,12 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         pooling: Literal["first", "last", "mean"] = "mean",
         layers: Literal["all", "last"] | list[int] = "all",
         freeze: bool = True,
-        learning_rate: float = 2e-5,
-        warmup_steps: int | None = None,
-        max_length: int | None = None,
-        window_stride: int | None = None,
-        projection_dim: int | None = None,
-        dropout: float = 0.0,
+        learning_rate: PositiveFloat = 2e-5,
+        warmup_steps: PositiveInt | None = None,
+        max_length: PositiveInt | None = None,
+        window_stride: PositiveInt | None = None,
+        projection_dim: PositiveInt | None = None,
+        dropout: Probability = 0.0,
         tokenizer_kwargs: dict[str, Any] | None = None,
         cache: bool = True,
         archive: Literal["copy", "reference"] = "copy",

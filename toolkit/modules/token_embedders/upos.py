@@ -7,6 +7,7 @@ from torch import nn
 
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
+from toolkit.from_params import PositiveInt, Probability
 from toolkit.modules.dropout import Dropout
 from toolkit.modules.token_embedders.token_embedder import TokenEmbedder, pad_lists
 
@@ -34,10 +35,10 @@ class UposEmbedder(TokenEmbedder):
 
     def __init__(
         self,
-        embedding_dim: int = 32,
+        embedding_dim: PositiveInt = 32,
         source: Literal["data", "spacy", "auto"] = "auto",
         pipeline: str = "en_core_web_md",
-        dropout: float = 0.0,
+        dropout: Probability = 0.0,
     ):
         super().__init__()
         if source not in ("data", "spacy", "auto"):
