@@ -291,7 +291,10 @@ def test_characters_give_one_batch_invariant_vector_per_word(encoder):
         ({"type": "characters", "num_filters": -1}, "num_filters: must be at least 1, got -1"),  # torch's message, no key
         ({"type": "characters", "dropout": -0.5}, "dropout: must be from 0 to 1, got -0.5"),
         ({"type": "upos", "embedding_dim": 0}, "embedding_dim: must be at least 1, got 0"),
-        ({"type": "pretrained_transformer", "model_name": "/nowhere", "warmup_steps": 0}, "warmup_steps: must be at least 1, got 0"),  # a division by zero at the first step
+        (
+            {"type": "pretrained_transformer", "model_name": "/nowhere", "warmup_steps": 0},
+            "warmup_steps: must be at least 1, got 0",
+        ),  # a division by zero at the first step
         ({"type": "pretrained_transformer", "model_name": "/nowhere", "learning_rate": 0}, "learning_rate: must be more than 0, got 0.0"),
     ],
 )
