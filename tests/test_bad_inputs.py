@@ -1155,6 +1155,13 @@ CONFIG_CASES = [
         train_error('{"dataset_reader.max_examples": -2}'),
     ),
     Case(
+        "metric-unknown-key",
+        "a key no metric takes, in the second of the `metrics` (the message named the key alone)",
+        "`toolkit train`",
+        "error: unknown key 'metrics.1.beam'; valid keys: (none)",
+        train_error('{"metrics": [{"type": "exact_match"}, {"type": "exact_match", "beam": 5}]}'),
+    ),
+    Case(
         "num-heads",
         "`num_heads` that does not divide the width (`model.encoder.layers.num_heads`: 3, width 32)",
         "`toolkit train`",

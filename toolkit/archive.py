@@ -40,7 +40,7 @@ from toolkit.data.vocabulary import Vocabulary
 from toolkit.errors import ArchiveError, ToolkitError
 from toolkit.files import atomic_write, write_atomically
 from toolkit.grammars.grammar import Grammar
-from toolkit.metrics.metric import Metric
+from toolkit.metrics.metric import Metric, metrics_from_params
 from toolkit.models.model import Model
 from toolkit.modules.token_embedders import TokenEmbedder
 from toolkit.modules.token_embedders.pretrained_transformer import archived_copies
@@ -238,7 +238,7 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
                 model = Model.from_params(params.pop("model"), vocab=vocab, grammar=grammar)
             # the reader for unseen data: training's may augment (e.g. data recombination)
             reader = DatasetReader.from_params(params.pop("validation_dataset_reader", None) or params.pop("dataset_reader"))
-            metrics = [Metric.from_params(p) for p in params.pop("metrics", [])]
+            metrics = metrics_from_params(params)
         except ToolkitError as error:
             raise ArchiveError(f"{path}: its config no longer builds: {error}") from None
         _check_pretrained(model, pretrained, path)

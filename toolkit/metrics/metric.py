@@ -2,8 +2,12 @@
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from toolkit.registrable import Registrable
+
+if TYPE_CHECKING:
+    from toolkit.params import Params
 
 
 class Metric(Registrable, ABC):
@@ -54,3 +58,10 @@ class Metric(Registrable, ABC):
         """Fail loudly on a batch whose predictions and golds do not pair up."""
         if len(predictions) != len(golds):
             raise ValueError(f"got {len(predictions)} predictions but {len(golds)} golds")
+
+
+def metrics_from_params(params: "Params") -> list[Metric]:
+    """Pop the config's ``metrics`` list and build it; an error names the item (``metrics.1.exclude_punctuation``)."""
+    from toolkit.from_params import convert
+
+    return convert(params.pop("metrics", []), list[Metric], params.path("metrics"), {})
