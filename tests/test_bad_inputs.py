@@ -865,6 +865,13 @@ COMMAND_CASES = [
         lambda env: env.cli_error("predict", env.archive(), env.tmp / "missing.txt", "--device", "cpu"),
     ),
     Case(
+        "evaluate-metric-wrong-kind",
+        "`--metric exact_smatch` on logical forms (penman's traceback, after decoding)",
+        "`toolkit evaluate` (seq2seq archive)",
+        "error: the exact_smatch metric scores AMR graphs; these golds are text that is not PENMAN (Expected: ROLE)",
+        lambda env: env.cli_error("evaluate", env.archive(), env.write({"data.tsv": TSV}), "--device", "cpu", "--metric", "exact_smatch"),
+    ),
+    Case(
         "predict-unknown-device",
         "`--device tpu` (torch's own message listed its twenty device types)",
         "`toolkit predict` (seq2seq archive)",
@@ -1160,6 +1167,13 @@ CONFIG_CASES = [
         "`toolkit train`",
         "error: unknown key 'metrics.1.beam'; valid keys: (none)",
         train_error('{"metrics": [{"type": "exact_match"}, {"type": "exact_match", "beam": 5}]}'),
+    ),
+    Case(
+        "metric-wrong-kind",
+        "`metrics: [{type: smatch}]` on logical forms (scored 1.0: both sides unreadable as AMR, so equal)",
+        "`toolkit train`, before the first epoch",
+        "error: the smatch metric scores AMR graphs; these golds are text that is not PENMAN (Expected: ROLE)",
+        early_config_error('{"metrics": [{"type": "smatch"}]}'),
     ),
     Case(
         "num-heads",

@@ -1,10 +1,13 @@
 import doctest
 
+import penman
 import pytest
 
 import toolkit.metrics.logic_match as logic_match_module
+from toolkit.data.dependency_tree import DependencyTree
 from toolkit.errors import DataError
 from toolkit.metrics import ExactMatch, LogicMatch, Metric, canonical, parse_sexpr
+from toolkit.metrics.metric import check_golds
 
 
 def test_doctests():
@@ -115,3 +118,46 @@ def test_token_accuracy_counts_positions_over_the_longer_side():
     metric(["( a b )", "( a"], ["( a c )", "( a b )"])
     # 3 of 4 in the first pair, 2 of 4 in the second (the prediction is two tokens short).
     assert metric.get_metric()["token_accuracy"] == pytest.approx(5 / 8)
+
+
+# ------------------------------------------------------------------ a metric given golds it cannot score
+
+GOLDS = {
+    "tree": DependencyTree((2, 0), ("nsubj", "root"), upos=("PRON", "VERB")),
+    "graph": penman.decode("(w / want-01 :ARG0 (b / boy))"),
+    "penman text": "(w / want-01 :ARG0 (b / boy))",
+    "logical form": "( lambda $0 e ( state:t $0 ) )",
+    "tokens": "( lambda $0 e ( state:t $0 ) )".split(),
+}
+SCORES = {  # the golds each metric can score; every other kind is refused before decoding
+    "exact_match": {"penman text", "logical form", "tokens"},
+    "logic_match": {"penman text", "logical form", "tokens"},
+    "bleu": {"penman text", "logical form", "tokens"},
+    "token_accuracy": {"penman text", "logical form", "tokens"},
+    "smatch": {"graph", "penman text"},
+    "exact_smatch": {"graph", "penman text"},
+    "attachment_scores": {"tree"},
+    "tag_accuracy": {"tree", "penman text", "logical form", "tokens"},  # a string or list of tags is its own tags
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCORES))
+@pytest.mark.parametrize("kind", sorted(GOLDS))
+def test_a_metric_refuses_golds_it_cannot_score_in_one_line(name, kind):
+    """Smatch gave 1.0 on dependency trees and logical forms (both sides unreadable, so equal); the text metrics raised TypeError."""
+    metric = Metric.by_name(name)()
+    if kind in SCORES[name]:
+        check_golds([metric], [GOLDS[kind]])
+        metric([GOLDS[kind]], [GOLDS[kind]])  # and it scores a gold against itself
+        assert max(metric.get_metric().values()) > 0
+    else:
+        with pytest.raises(DataError) as error:
+            check_golds([metric], [GOLDS[kind]])
+        message = str(error.value)
+        assert "\n" not in message and any(what in message for what in ("AMR graphs", "compares text", "dependency trees"))
+
+
+def test_tag_accuracy_refuses_predictions_without_tags():
+    metric = Metric.by_name("tag_accuracy")()
+    with pytest.raises(DataError, match=r"needs predicted tags \('upos'\); this model predicts DependencyTree without them"):
+        metric([DependencyTree((0,), ("root",))], [DependencyTree((0,), ("root",), upos=("VERB",))])

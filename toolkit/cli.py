@@ -106,7 +106,7 @@ def evaluate(
     """
     from toolkit.evaluation import predict, score
     from toolkit.files import check_writable, open_output
-    from toolkit.metrics.metric import Metric
+    from toolkit.metrics.metric import Metric, check_golds
 
     if output_file:
         check_writable(output_file)  # before the decoding, not after it
@@ -114,6 +114,7 @@ def evaluate(
     loaded = _load(archive, device)
     extras = [(name, Metric.by_name(name)()) for name in extra_metrics]
     examples = loaded.dataset_reader.read(data, whole=True)
+    check_golds([*loaded.metrics, *(metric for _, metric in extras)], [example.target for example in examples[:1]])  # before decoding
     predictions = predict(loaded.model, examples, search=_search(beam_size))
     metrics = score(predictions, examples, loaded.metrics)
     for name, metric in extras:

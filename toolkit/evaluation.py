@@ -9,7 +9,7 @@ from toolkit.data.batching import TokenBudgetBatchSampler
 from toolkit.data.example import Example
 from toolkit.decoding.search import Search
 from toolkit.device import move_to_device
-from toolkit.metrics.metric import Metric
+from toolkit.metrics.metric import Metric, check_golds
 from toolkit.models.model import Model
 
 __all__ = ["evaluate", "move_to_device", "predict"]
@@ -37,7 +37,11 @@ def predict(model: Model, examples: Sequence[Example], max_tokens: int = 8192, s
 
 
 def evaluate(model: Model, examples: Sequence[Example], metrics: Sequence[Metric], max_tokens: int = 8192, search=None) -> dict[str, float]:
-    """Decode *examples* and score the predictions against their targets with every metric."""
+    """Decode *examples* and score the predictions against their targets with every metric.
+
+    A metric that cannot score these targets (Smatch on dependency trees) fails before decoding.
+    """
+    check_golds(metrics, [example.target for example in examples[:1]])
     return score(predict(model, examples, max_tokens, search), examples, metrics)
 
 

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 
 from toolkit.errors import DataError
 from toolkit.grammars.tags import gold_tags
-from toolkit.metrics.metric import Metric
+from toolkit.metrics.metric import Metric, kind_of
 
 
 @Metric.register("tag_accuracy")
@@ -27,13 +27,18 @@ class TagAccuracy(Metric):
         self.field = field
         super().__init__()
 
+    def check_gold(self, gold) -> None:
+        if gold_tags(gold, self.field) is None:
+            raise DataError(f"tag accuracy needs gold tags ({self.field!r}), got {kind_of(gold)}")
+
     def __call__(self, predictions: Sequence, golds: Sequence) -> None:
         self._check_lengths(predictions, golds)
         for prediction, gold in zip(predictions, golds):
+            self.check_gold(gold)
             expected = gold_tags(gold, self.field)
-            if expected is None:
-                raise DataError(f"tag accuracy needs gold tags ({self.field!r}), got {type(gold).__name__}")
-            predicted = (gold_tags(prediction, self.field) or ()) if prediction is not None else ()
+            predicted = () if prediction is None else gold_tags(prediction, self.field)
+            if predicted is None:  # a parser's trees scored as tags would count every tag wrong
+                raise DataError(f"tag accuracy needs predicted tags ({self.field!r}); this model predicts {kind_of(prediction)} without them")
             self._counts["correct"] += sum(p == g for p, g in zip(predicted, expected))
             self._counts["total"] += len(expected)
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolkit.errors import DataError
-from toolkit.metrics.metric import Metric
+from toolkit.metrics.metric import Metric, kind_of
 
 PUNCT = "PUNCT"
 
@@ -39,17 +39,20 @@ class AttachmentScores(Metric):
         self.exclude_punctuation, self.universal_relations = exclude_punctuation, universal_relations
         super().__init__()
 
+    def check_gold(self, gold: Any) -> None:
+        if _field(gold, "heads") is None or _field(gold, "deprels") is None:
+            raise DataError(f"attachment scores need gold dependency trees (heads and deprels), got {kind_of(gold)}")
+        if self.exclude_punctuation and _field(gold, "upos") is None:
+            raise DataError("attachment_scores.exclude_punctuation needs gold UPOS tags")
+
     def __call__(self, predictions: Sequence, golds: Sequence) -> None:
         self._check_lengths(predictions, golds)
         for prediction, gold in zip(predictions, golds):
+            self.check_gold(gold)
             gold_heads, gold_labels = _field(gold, "heads"), _field(gold, "deprels")
-            if gold_heads is None or gold_labels is None:
-                raise DataError(f"attachment scores need gold dependency trees (heads and deprels), got {type(gold).__name__}")
             scored = range(len(gold_heads))
             if self.exclude_punctuation:
                 tags = _field(gold, "upos")
-                if tags is None:
-                    raise DataError("attachment_scores.exclude_punctuation needs gold UPOS tags")
                 scored = [i for i in scored if tags[i] != PUNCT]
             heads, labels = _field(prediction, "heads") or (), _field(prediction, "deprels") or ()  # None: all wrong
             for i in scored:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from toolkit.data.tokenization import bleu_tokenizer
 from toolkit.errors import ConfigurationError
-from toolkit.metrics.metric import Metric
+from toolkit.metrics.metric import Metric, require_text
 
 ORDER = 4
 
@@ -53,6 +53,9 @@ class Bleu(Metric):
 
     def _tokens(self, text: str) -> str:
         return self.tokenizer((text.lower() if self.lowercase else text).rstrip())
+
+    def check_gold(self, gold) -> None:
+        require_text("bleu", gold)
 
     def __call__(self, predictions: Sequence, golds: Sequence) -> None:
         from sacrebleu.metrics.helpers import extract_all_word_ngrams

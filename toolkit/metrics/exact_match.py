@@ -1,8 +1,9 @@
 """Exact match: the fraction of predictions equal to their gold up to whitespace."""
 
 from collections.abc import Sequence
+from typing import Any
 
-from toolkit.metrics.metric import Metric
+from toolkit.metrics.metric import Metric, require_text
 
 
 @Metric.register("exact_match")
@@ -17,6 +18,9 @@ class ExactMatch(Metric):
 
     key = "exact_match"
     count_names = ("correct", "total")
+
+    def check_gold(self, gold: Any) -> None:
+        require_text(self.key, gold)
 
     def __call__(self, predictions: Sequence, golds: Sequence) -> None:
         self._check_lengths(predictions, golds)

@@ -2,8 +2,9 @@
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from toolkit.errors import DataError
 from toolkit.registrable import Registrable
 
 if TYPE_CHECKING:
@@ -31,6 +32,13 @@ class Metric(Registrable, ABC):
     @abstractmethod
     def get_metric(self, reset: bool = False) -> dict[str, float]:
         """The metric values so far; with *reset*, start counting afresh afterwards."""
+
+    def check_gold(self, gold: Any) -> None:
+        """Raise ``DataError`` if this metric cannot score golds like *gold* (a dependency tree given to Smatch).
+
+        Asked of the first gold before anything is decoded, so that a metric that does not fit the
+        data fails at once, in one line, instead of with a traceback or a meaningless score.
+        """
 
     def names(self) -> list[str] | None:
         """The scores :meth:`get_metric` reports, known before any prediction (``None`` if a metric cannot say)."""
@@ -65,3 +73,26 @@ def metrics_from_params(params: "Params") -> list[Metric]:
     from toolkit.from_params import convert
 
     return convert(params.pop("metrics", []), list[Metric], params.path("metrics"), {})
+
+
+def check_golds(metrics: Sequence[Metric], golds: Sequence[Any]) -> None:
+    """Every metric's :meth:`~Metric.check_gold` of the first gold (a data set's targets are all of one kind)."""
+    for metric in metrics:
+        if golds:
+            metric.check_gold(golds[0])
+
+
+def require_text(name: str, gold: Any) -> None:
+    """The :meth:`~Metric.check_gold` of a metric that compares text."""
+    if not is_text(gold):
+        raise DataError(f"the {name} metric compares text (a string or a list of tokens); the golds here are of type {kind_of(gold)}")
+
+
+def is_text(value: Any) -> bool:
+    """A string or a list of string tokens: what the text metrics (exact match, BLEU, ...) compare."""
+    return isinstance(value, str) or (isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value))
+
+
+def kind_of(value: Any) -> str:
+    """How a message names a gold's kind: its class (``DependencyTree``, ``Graph``, ``str``)."""
+    return type(value).__name__

@@ -16,7 +16,8 @@ import penman
 import smatch as smatch_package
 from smatch import amr as smatch_amr
 
-from toolkit.metrics.metric import Metric
+from toolkit.errors import DataError
+from toolkit.metrics.metric import Metric, kind_of
 
 PLACEHOLDER = "(a / amr-empty)"
 
@@ -71,6 +72,20 @@ def smatch_counts(prediction: Any, gold: Any, seed: int = 13, restarts: int = 5)
     return int(match), int(test), int(gold_total)
 
 
+def require_graph(name: str, gold: Any) -> None:
+    """The :meth:`~Metric.check_gold` of a Smatch metric: a ``penman.Graph``, or text that PENMAN reads."""
+    if isinstance(gold, penman.Graph):
+        return
+    if not isinstance(gold, str):
+        raise DataError(f"the {name} metric scores AMR graphs (penman.Graph or PENMAN text); the golds here are of type {kind_of(gold)}")
+    try:
+        penman.decode(gold)
+    except penman.exceptions.PenmanError as error:
+        raise DataError(
+            f"the {name} metric scores AMR graphs; these golds are text that is not PENMAN ({getattr(error, 'message', None) or type(error).__name__})"
+        ) from None
+
+
 @Metric.register("smatch")
 class Smatch(Metric):
     """``{"smatch_precision", "smatch_recall", "smatch"}`` (F1), micro-averaged over triples, as smatch.py reports.
@@ -87,6 +102,9 @@ class Smatch(Metric):
     def __init__(self, seed: int = 13, restarts: int = 5) -> None:
         self.seed, self.restarts = seed, restarts
         super().__init__()
+
+    def check_gold(self, gold: Any) -> None:
+        require_graph("smatch", gold)
 
     def __call__(self, predictions: Sequence, golds: Sequence) -> None:
         self._check_lengths(predictions, golds)

@@ -2,7 +2,7 @@
 
 from collections.abc import Sequence
 
-from toolkit.metrics.metric import Metric
+from toolkit.metrics.metric import Metric, require_text
 
 
 def _tokens(value: str | Sequence[str]) -> list[str]:
@@ -19,6 +19,9 @@ class TokenAccuracy(Metric):
     """
 
     count_names = ("correct", "total")
+
+    def check_gold(self, gold) -> None:
+        require_text("token_accuracy", gold)
 
     def __call__(self, predictions: Sequence, golds: Sequence) -> None:
         self._check_lengths(predictions, golds)

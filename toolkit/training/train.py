@@ -38,7 +38,7 @@ from toolkit.evaluation import evaluate
 from toolkit.files import DirectoryLock, reason, write_atomically
 from toolkit.from_params import NonNegativeInt, Range, construct
 from toolkit.grammars.grammar import Grammar
-from toolkit.metrics.metric import metrics_from_params
+from toolkit.metrics.metric import check_golds, metrics_from_params
 from toolkit.models.model import Model
 from toolkit.modules.token_embedders import TokenEmbedder
 from toolkit.params import Params
@@ -285,6 +285,7 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
             os.replace(staging, vocab_dir)  # whole or absent: --recover reads it back
     model = Model.from_params(params.pop("model"), vocab=vocab, grammar=grammar)
     metrics = metrics_from_params(params)
+    check_golds(metrics, [example.target for example in (validation_examples or train_examples)[:1]])  # before any epoch
     trainer = Trainer.from_params(params.pop("trainer", {}))
     params.assert_empty("the config")
     if distributed.is_main:

@@ -42,6 +42,11 @@ class ExactSmatch(Metric):
         super().reset()
         self.pair_scores = []
 
+    def check_gold(self, gold) -> None:
+        from toolkit.metrics.smatch import require_graph
+
+        require_graph("exact_smatch", gold)
+
     def __call__(self, predictions: Sequence, golds: Sequence) -> None:
         self._check_lengths(predictions, golds)
         for prediction, gold in zip(predictions, golds):
