@@ -154,7 +154,7 @@ def test_a_metric_refuses_golds_it_cannot_score_in_one_line(name, kind):
         with pytest.raises(DataError) as error:
             check_golds([metric], [GOLDS[kind]])
         message = str(error.value)
-        assert "\n" not in message and any(what in message for what in ("AMR graphs", "compares text", "dependency trees"))
+        assert "\n" not in message and any(what in message for what in ("AMR graphs", "compares text", "dependency trees", "gold tags"))
 
 
 def test_tag_accuracy_refuses_predictions_without_tags():
