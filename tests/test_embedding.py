@@ -52,6 +52,18 @@ def test_spacy_component_sets_heads_and_relations_per_sentence(dependency_archiv
     assert svg.startswith("<svg") and all(f">{word}<" in svg for word in ("The", "cat", "sat", "It"))  # punctuation merges into words
 
 
+def test_spacy_component_writes_relations_whose_hash_does_not_fit_an_int64(dependency_archive, monkeypatch):
+    """``obl:npmod`` and ``list`` hash above 2**63: writing them overflowed, so a parse using them crashed the pipeline."""
+    from toolkit.data.dependency_tree import DependencyTree
+
+    nlp = spacy.blank("en")
+    component = nlp.add_pipe("toolkit_parser", config={"archive": str(dependency_archive)})
+    assert all(nlp.vocab.strings.add(label) >= 2**63 for label in ("obl:npmod", "list"))
+    monkeypatch.setattr(component.predictor, "predict_tokens", lambda sentences: [DependencyTree((0, 1, 1), ("root", "obl:npmod", "list"))])
+    doc = nlp("Hello A. B.")
+    assert [(token.head.i, token.dep_) for token in doc] == [(0, "ROOT"), (0, "obl:npmod"), (0, "list")]
+
+
 def test_spacy_component_parses_a_doc_without_sentences_as_one_and_pipe_agrees(dependency_archive):
     nlp = spacy.blank("en")
     nlp.add_pipe("toolkit_parser", config={"archive": str(dependency_archive), "batch_size": 2})

@@ -102,9 +102,12 @@ class ToolkitParser:
             for token in span:
                 if token.is_space:  # from the word before it, or after it at the start of a sentence
                     heads[token.i] = token.i - 1 if token.i > span.start else next((w.i for w in words), token.i)
-        rows = [[head - i, doc.vocab.strings.add(dep)] for i, (head, dep) in enumerate(zip(heads, deps))]
-        if rows:
-            doc.from_array([HEAD, DEP], numpy.array(rows, dtype="int64").astype("uint64"))
+        if doc:
+            # spaCy's arrays are uint64: relative heads in two's complement, labels as string hashes,
+            # half of which (those of obl:npmod, list, goeswith, ...) do not fit an int64
+            offsets = numpy.array([head - i for i, head in enumerate(heads)], dtype="int64").astype("uint64")
+            labels = numpy.array([doc.vocab.strings.add(dep) for dep in deps], dtype="uint64")
+            doc.from_array([HEAD, DEP], numpy.stack([offsets, labels], axis=1))
 
     @staticmethod
     def set_graphs(doc: Doc, parsed: list) -> None:
