@@ -9,6 +9,7 @@ from torch import nn
 
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError
+from toolkit.from_params import PositiveInt, Probability
 from toolkit.modules.dropout import Dropout
 from toolkit.modules.token_embedders.token_embedder import TokenEmbedder, pad_lists
 from toolkit.phrases.spacy_dependency import load_pipeline
@@ -33,7 +34,7 @@ class SpacyVectorsEmbedder(TokenEmbedder):
     refused if the installed pipeline differs.
     """
 
-    def __init__(self, pipeline: str = "en_core_web_md", lowercase: bool = True, projection_dim: int | None = None, dropout: float = 0.0):
+    def __init__(self, pipeline: str = "en_core_web_md", lowercase: bool = True, projection_dim: PositiveInt | None = None, dropout: Probability = 0.0):
         super().__init__()
         nlp = load_pipeline(pipeline, COMPONENTS)
         vectors = nlp.vocab.vectors
