@@ -166,6 +166,19 @@ def test_a_cut_short_state_still_gives_a_valid_graph():
     graph = penman.decode(state.result())  # no top chosen, three components: repaired
     assert len(graph.instances()) == 4 and len(graph.attributes()) == 2 and graph.top is not None
     assert encode(['"x"'], []) == "(x / x)"
+    assert encode(["#"], []) == "(t / thing)" and encode(["want-01", '"a\u2028b"'], [(0, "ARG1", 1)]) == '(w / want-01 :ARG1 "a b")'
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    labels=st.lists(st.one_of(st.text(min_size=1, max_size=4), st.text(max_size=4).map(lambda text: f'"{text}"')), min_size=1, max_size=4),
+    edges=st.lists(st.tuples(st.integers(0, 3), st.text(min_size=1, max_size=4), st.integers(0, 3)), max_size=5),
+)
+def test_any_labels_and_roles_encode_to_a_graph_penman_reads(labels, edges):
+    """A copied token ``#`` became the concept ``#``, which penman reads as a comment: the whole graph was lost."""
+    edges = [(source % len(labels), role, target % len(labels)) for source, role, target in edges]
+    graph = penman.decode(encode(labels, edges))
+    assert len(graph.instances()) + len(graph.attributes()) >= 1
 
 
 def test_allowed_answers_symbols_of_every_kind():

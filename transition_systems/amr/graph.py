@@ -20,7 +20,7 @@ from penman import layout
 
 CONSTANT_WORDS = frozenset({"imperative", "interrogative", "expressive"})
 NUMBER = re.compile(r"[-+]?\d+(?:[.,/:]\d+)*")
-BAD_CONCEPT = re.compile(r'[\s()":/~^]+')
+BAD_CONCEPT = re.compile(r'[\s()":/~^#]+')  # what penman's lexer reads as structure ("#" opens a comment)
 PLACEHOLDER = "(a / amr-empty)"
 
 logging.getLogger("penman").setLevel(logging.WARNING)  # penman logs every graph it reads at INFO
@@ -88,7 +88,7 @@ def concept(label: str) -> str:
 def constant_value(label: str) -> str:
     if label.startswith('"'):
         inner = label[1:-1] if len(label) > 1 and label.endswith('"') else label[1:]
-        return '"' + inner.replace("\\", "").replace('"', "'") + '"'
+        return '"' + " ".join(inner.replace("\\", "").replace('"', "'").splitlines()) + '"'
     return label if is_constant(label) and not any(c.isspace() or c in "()" for c in label) else '"' + concept(label) + '"'
 
 
@@ -127,7 +127,7 @@ def encode(labels: Sequence[str], edges: Sequence[tuple[int, str, int]], top: in
         return index
 
     for source, role, target in edges:
-        role = role if role and not any(c.isspace() or c in '()":/' for c in role) else "mod"
+        role = role if role and not BAD_CONCEPT.search(role) else "mod"
         if attribute[source] or source == target:
             continue
         if attribute[target]:
