@@ -8,11 +8,13 @@ Input is either format, recognised from its first line that is neither blank nor
   are replaced), so tokenizer output and treebank files both work. Comments and multiword-token
   lines (``3-4``) are copied through; empty nodes (``8.1``) are dropped, since their enhanced
   arcs are not predicted.
-- **plain text**: one sentence per line, tokenised with spaCy's rule-based English tokenizer
+- **plain text**: one sentence per line (or a JSON object, ``{"sentence": "..."}`` or given
+  ``{"tokens": [...]}``, as the other predictors read), tokenised with spaCy's rule-based English tokenizer
   (``spacy.blank("en")``, no model needed) when spaCy is installed, else with nltk's Treebank
   tokenizer made to split as spaCy does (:mod:`toolkit.data.tokenization`;
   :attr:`DependencyPredictor.tokenizer_name` says which). Each output sentence gets
-  ``# sent_id`` (the input line number) and ``# text``; spaCy's ``SpaceAfter=No`` goes to MISC.
+  ``# sent_id`` (the input line number) and ``# text`` (tabs and runs of spaces made one space,
+  so that the words and ``SpaceAfter=No`` in MISC spell it).
 
 Output is one CoNLL-U sentence per input sentence, in order. An input that cannot be parsed (an
 empty line or sentence, a malformed CoNLL-U line, a sentence longer than the model can decode)
@@ -138,13 +140,35 @@ class DependencyPredictor(Predictor):
             except DataError as error:
                 yield self.fail(sentence, f"{sentence.where}: {error}")
                 continue
-            if line.strip():
-                sentence.comments.append(f"# text = {line.strip()}")
-            tokens = self.tokenize(line)
+            try:
+                text, tokens = self.read_text(line)
+            except DataError as error:
+                yield self.fail(sentence, f"{sentence.where}: {error}")
+                continue
+            if text:
+                sentence.comments.append(f"# text = {text}")
             sentence.tokens = [token for token, _ in tokens]
             sentence.space_after = [space for _, space in tokens[:-1]] + [True] * bool(tokens)  # nothing said after the last token
             sentence.rows = [None] * len(tokens)
             yield self.check(sentence)
+
+    def read_text(self, line: str) -> tuple[str, list[tuple[str, bool]]]:
+        """The text of a plain-text input line and its tokens, each with whether a space follows it.
+
+        A line that is a JSON object gives ``"tokens"`` as they are (spaces between them) or a
+        ``"sentence"`` (or ``"text"``) to tokenise, as in the other predictors.
+        """
+        text = " ".join(line.split())  # tabs and runs of spaces as one space, as SpaceAfter can say
+        if not text.startswith("{"):
+            return text, self.tokenize(text)
+        obj = json_object(text)
+        if (given := given_tokens(obj)) is not None:
+            return " ".join(given), [(token, True) for token in given]
+        sentence = next((obj[key] for key in ("sentence", "text") if isinstance(obj.get(key), str)), None)
+        if sentence is None:
+            raise DataError('a JSON input line needs a "sentence" string or a "tokens" list of tokens without spaces')
+        text = " ".join(sentence.split())
+        return text, self.tokenize(text)
 
     def conllu_sentences(self, lines: Iterable[tuple[int, str]], source: str) -> Iterator[Sentence]:
         """One sentence per block of lines between blank lines; a block is held up to a bounded length."""
@@ -237,16 +261,7 @@ class DependencyPredictor(Predictor):
     def to_example(self, line: str) -> Example:
         """One sentence: plain text, or ``{"tokens": [...]}`` (taken as they are) or ``{"sentence": "..."}`` (tokenised)."""
         check_line(line)
-        text = line.strip()
-        tokens = None
-        if text.startswith("{"):
-            obj = json_object(text)
-            if (tokens := given_tokens(obj)) is None:
-                text = next((obj[key] for key in ("sentence", "text") if isinstance(obj.get(key), str)), None)
-                if text is None:
-                    raise DataError('a JSON input line needs a "sentence" string or a "tokens" list of tokens without spaces')
-        if tokens is None:
-            tokens = [token for token, _ in self.tokenize(text)]
+        tokens = [token for token, _ in self.read_text(line)[1]]
         if not tokens:
             raise DataError("empty input line")
         if len(tokens) > self.max_words:

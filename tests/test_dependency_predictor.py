@@ -100,6 +100,24 @@ def test_plain_text_is_tokenised_as_spacy_does(dependency_archive, tmp_path, mon
     check_tree(sentence)
 
 
+def test_predict_reads_json_lines_as_the_python_api_does(dependency_archive, tmp_path, monkeypatch, capsys):
+    """A JSON line was tokenised as text (``{``, ``"``, ``sentence`` ... became words); tabs and line breaks inside a sentence are spaces."""
+    from toolkit import load_predictor
+
+    text = tmp_path / "input.jsonl"
+    lines = ['{"sentence": "Dogs\\tbark.\\nCats sleep."}', '{"tokens": ["Birds", "sing", "."]}', '{"tokens": 5}', "Dogs\tbark ."]
+    text.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = run(monkeypatch, capsys, "predict", dependency_archive, text, "--predictor", "dependency")
+    assert code == 0, err
+    sentences = conllu.parse(out)
+    assert [[t["form"] for t in s] for s in sentences] == [["Dogs", "bark", ".", "Cats", "sleep", "."], ["Birds", "sing", "."], [], ["Dogs", "bark", "."]]
+    assert [s.metadata.get("text") for s in sentences] == ["Dogs bark. Cats sleep.", "Birds sing .", None, "Dogs bark ."]
+    assert [t["misc"] for t in sentences[0]] == [None, {"SpaceAfter": "No"}, None, None, {"SpaceAfter": "No"}, None]
+    assert sentences[2].metadata["error"].endswith('a JSON input line needs a "sentence" string or a "tokens" list of tokens without spaces')
+    api = load_predictor(dependency_archive, device="cpu").predict_batch(lines[:2])
+    assert [[t["head"] for t in s] for s in sentences[:2]] == [output["heads"] for output in api]
+
+
 def test_tokenizers():
     assert make_tokenizer("whitespace")[0]("I don't  know .") == [("I", True), ("don't", True), ("know", True), (".", True)]
     with pytest.raises(ConfigurationError, match="tokenizer must be"):
