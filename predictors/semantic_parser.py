@@ -14,7 +14,7 @@ class SemanticParserPredictor(Predictor):
     def json_to_text(self, obj: dict[str, Any]) -> str:
         for key in ("question", "source", "sentence"):
             if isinstance(obj.get(key), str):
-                return obj[key]
+                return " ".join(obj[key].split())  # a tab would start a gold logical form, which a JSON question has none of
         raise DataError('a JSON input line needs a "question" string')
 
     def to_json(self, example: Example, prediction: Any) -> dict[str, Any]:

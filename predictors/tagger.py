@@ -18,7 +18,7 @@ class TaggerPredictor(Predictor):
             return " ".join(tokens)
         for key in ("sentence", "text"):
             if isinstance(obj.get(key), str):
-                return obj[key]
+                return " ".join(obj[key].split())
         raise DataError('a JSON input line needs a "sentence" string or a "tokens" list of tokens without spaces')
 
     def to_json(self, example: Example, prediction: Any) -> dict[str, Any]:

@@ -51,16 +51,17 @@ def test_train_evaluate_predict(archive, data_env, monkeypatch, capsys, tmp_path
     assert code == 1 and "exact_match" in err and "Traceback" not in err
 
     inputs = tmp_path / "questions.txt"
-    inputs.write_text('what state border s0\n\n{"question": "citi in s0"}\n{"question": 3}\nnot json {\n')
+    inputs.write_text('what state border s0\n\n{"question": "citi in s0"}\n{"question": 3}\nnot json {\n{"question": "citi\\tin s0"}\n')
     code, out, err = run(monkeypatch, capsys, "predict", archive, inputs, "--predictor", "semantic_parser")
     assert code == 0, err
     lines = [json.loads(line) for line in out.splitlines()]
-    assert len(lines) == 5  # nothing dropped, nothing reordered
+    assert len(lines) == 6  # nothing dropped, nothing reordered
     assert lines[0]["question"] == "what state border s0" and isinstance(lines[0]["logical_form"], str)
     assert "error" in lines[1]
     assert lines[2]["question"] == "citi in s0"
     assert "error" in lines[3]
     assert lines[4]["question"] == "not json {"
+    assert lines[5]["question"] == "citi in s0"  # a tab in a JSON question is a space, not the start of a gold logical form
 
 
 def test_list_shows_registered_names(monkeypatch, capsys):
