@@ -763,6 +763,13 @@ COMMAND_CASES = [
         train_error(train={"data.tsv": ""}),
     ),
     Case(
+        "train-bad-test-file",
+        "a `test_data_path` with a malformed line (read only after training, so the run was lost)",
+        "`toolkit train`, before the first epoch",
+        "error: test.tsv:2: expected 'question<TAB>logical form', found no tab",
+        lambda env: early_config_error(json.dumps({"test_data_path": str(env.write({"test.tsv": "a\tb\nno tab here\n"}))}))(env),
+    ),
+    Case(
         "evaluate-utf8",
         "invalid UTF-8 in the data",
         "`toolkit evaluate` (seq2seq archive)",

@@ -258,6 +258,7 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
 
     train_examples = reader.read(train_path)
     validation_examples = validation_reader.read(validation_path) if validation_path else None
+    test_examples = validation_reader.read(test_path) if test_path else None  # read now: a bad file must not wait for the end of training
     logger.info("read %d training and %d validation examples", len(train_examples), len(validation_examples or []))
     if fitted := grammar.fit(train_examples):
         config["grammar"] = {**config.get("grammar", {}), **fitted}  # the archive rebuilds the fitted grammar
@@ -315,8 +316,8 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
         return directory / ARCHIVE_NAME  # rank 0 tests and writes the archive
 
     final = {"training_epochs": len(history), **(history[-1] if history else {})}
-    if test_path:
-        test_metrics = evaluate(model, validation_reader.read(test_path), metrics, trainer.decode_max_tokens)
+    if test_examples is not None:
+        test_metrics = evaluate(model, test_examples, metrics, trainer.decode_max_tokens)
         final.update({f"test_{name}": value for name, value in test_metrics.items()})
         logger.info("test: %s", json.dumps(test_metrics))
     write_atomically(directory / "metrics.json", json.dumps(final, indent=2))
