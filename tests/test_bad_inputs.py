@@ -722,6 +722,14 @@ def predict_lines_end_in_newline_only(env: Env) -> None:
     assert [record["question"] for record in records] == ["what state border s0", "citi in s0", "what state border s0"]
 
 
+def unfinished_run(env: Env) -> Path:
+    run = env.tmp / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "vocabulary").mkdir()
+    (run / "config.json").write_text("{}")
+    return run
+
+
 def newer_archive(env: Env) -> str:
     archive = repacked_archive(env, "newer.tar.gz", lambda name, data: b'{"toolkit_version": "99.0.0"}\n' if name == "version.json" else data)
     return env.cli_error("evaluate", archive, env.write({"data.tsv": TSV}), "--device", "cpu")
@@ -1063,6 +1071,13 @@ CONFIG_CASES = [
         "`toolkit evaluate`",
         "error: archive not found: missing.tar.gz",
         lambda env: env.cli_error("evaluate", env.tmp / "missing.tar.gz", env.write({"data.tsv": TSV})),
+    ),
+    Case(
+        "unfinished-run",
+        "a training directory whose run has not finished (checkpoints, no weights yet)",
+        "`toolkit evaluate`",
+        "error: run is a training run that has not finished: it has no weights.safetensors yet (wait for it, or finish a stopped run with toolkit train CONFIG -s run --recover)",
+        lambda env: env.cli_error("evaluate", unfinished_run(env), env.write({"data.tsv": TSV})),
     ),
     Case(
         "newer-archive",

@@ -46,6 +46,7 @@ from toolkit.modules.token_embedders import TokenEmbedder
 from toolkit.modules.token_embedders.pretrained_transformer import archived_copies
 from toolkit.params import Params
 from toolkit.plugins import PLUGINS_NAME, require_plugins
+from toolkit.training.checkpointer import CHECKPOINTS_DIR
 from toolkit.upgrades import upgrade_config, upgrade_weights
 from toolkit.weights import load_weights, save_weights, sha256
 
@@ -218,6 +219,11 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
         verify_manifest(directory, path)
         for name in (CONFIG_NAME, VOCABULARY_DIR, WEIGHTS_NAME):
             if not (directory / name).exists():
+                if path.is_dir() and (directory / CHECKPOINTS_DIR).is_dir():
+                    raise ArchiveError(
+                        f"{path} is a training run that has not finished: it has no {name} yet "
+                        f"(wait for it, or finish a stopped run with toolkit train CONFIG -s {path} --recover)"
+                    )
                 raise ArchiveError(f"{path} is not a model archive: it has no {name}")
         try:
             config = json.loads((directory / CONFIG_NAME).read_text())
