@@ -195,3 +195,14 @@ def test_predict_batch_takes_any_iterable_in_order(dependency_archive):
     texts = ["Dogs bark .", "", "Cats sleep all day ."]
     assert parser.predict_batch(text for text in texts) == parser.predict_batch(texts)
     assert [output.get("error") for output in parser.predict_batch(iter(texts))] == [None, "empty input line", None]
+
+
+@pytest.mark.parametrize(
+    "beam_size, message", [(0, "must be at least 1, got 0"), (-1, "must be at least 1, got -1"), ("3", "expected int, got '3'"), (2.5, "expected int, got 2.5")]
+)
+def test_load_predictor_checks_beam_size_before_loading(beam_size, message, tmp_path):
+    """beam_size=0 silently kept the model's search; -1, 2.5 and "3" failed inside torch at the first batch."""
+    from toolkit import load_predictor
+
+    with pytest.raises(ConfigurationError, match=f"^beam_size: {message}$"):
+        load_predictor(tmp_path / "no archive here", beam_size=beam_size)  # refused before the (missing) archive is looked at

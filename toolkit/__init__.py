@@ -44,7 +44,8 @@ def load_predictor(
     from toolkit.device import resolve_device
     from toolkit.plugins import import_plugins
 
+    search = BeamSearch.of_size(beam_size)  # a bad argument fails before the archive is loaded
     import_plugins(tuple(include_package))
     loaded = load_archive(archive, resolve_device(device, "device"))
     name = predictor or loaded.model.grammar.default_predictor
-    return Predictor.by_name(name)(loaded, search=BeamSearch(beam_size=beam_size) if beam_size else None)
+    return Predictor.by_name(name)(loaded, search=search)

@@ -48,7 +48,7 @@ def _params(config: str, overrides: tuple[str, ...]):
 def _search(beam_size: int | None):
     from toolkit.decoding import BeamSearch
 
-    return BeamSearch(beam_size=beam_size) if beam_size else None
+    return BeamSearch.of_size(beam_size)
 
 
 def _load(archive: str, device: str):

@@ -84,6 +84,13 @@ class BeamSearch(Search):
             winners[sentence] = hypotheses[row * beam + self.best(scores[row], final[row], lengths[row])]
         return winners
 
+    @classmethod
+    def of_size(cls, beam_size: int | None) -> "BeamSearch | None":
+        """The beam of ``--beam-size`` and ``load_predictor(beam_size=...)``, checked as the config's
+        ``beam_size`` is (0, -1 or "3" is one error naming it); ``None`` keeps the model's own search.
+        """
+        return None if beam_size is None else cls.from_params({"beam_size": beam_size})
+
     def best(self, scores: torch.Tensor, final: torch.Tensor, lengths: torch.Tensor) -> int:
         """The winning beam of one sentence: the best length-penalised finished one, else the best raw score."""
         if not final.any():
