@@ -206,3 +206,11 @@ def test_load_predictor_checks_beam_size_before_loading(beam_size, message, tmp_
 
     with pytest.raises(ConfigurationError, match=f"^beam_size: {message}$"):
         load_predictor(tmp_path / "no archive here", beam_size=beam_size)  # refused before the (missing) archive is looked at
+
+
+def test_load_predictor_takes_one_plugin_name_as_a_name(tmp_path):
+    """``include_package="pkg"`` was imported letter by letter (``p``, ``k``, ``g``)."""
+    from toolkit import load_predictor
+
+    with pytest.raises(ConfigurationError, match="include-package no_such_plugin_xyz: cannot import it"):
+        load_predictor(tmp_path / "no archive here", include_package="no_such_plugin_xyz")

@@ -29,13 +29,13 @@ def load_predictor(
     *,
     device: str = "auto",
     beam_size: int | None = None,
-    include_package: Sequence[str] = (),
+    include_package: str | Sequence[str] = (),
 ) -> Predictor:
     """The predictor of a ``model.tar.gz`` (or a training directory), ready for ``predict(text)``.
 
     *predictor* defaults to the one the archive's grammar names (``dependency`` for a transition
     system, ``amr``, ``tagger``, else ``semantic_parser``); *beam_size* replaces the model's own
-    search with a beam of that size; *include_package* imports plugin packages first, as
+    search with a beam of that size; *include_package* (one name or several) imports plugin packages first, as
     ``--include-package`` does (archives import the plugins they record by themselves).
     """
     from predictors.predictor import Predictor
@@ -45,7 +45,7 @@ def load_predictor(
     from toolkit.plugins import import_plugins
 
     search = BeamSearch.of_size(beam_size)  # a bad argument fails before the archive is loaded
-    import_plugins(tuple(include_package))
+    import_plugins((include_package,) if isinstance(include_package, str) else tuple(include_package))  # one name, not its letters
     loaded = load_archive(archive, resolve_device(device, "device"))
     name = predictor or loaded.model.grammar.default_predictor
     return Predictor.by_name(name)(loaded, search=search)
