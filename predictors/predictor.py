@@ -79,6 +79,8 @@ class Predictor(Registrable):
         """The model's own results (trees, graphs, logical forms) for pre-tokenised *sentences*, in order."""
         if isinstance(sentences, str) or any(isinstance(tokens, str) or not all(isinstance(token, str) for token in tokens) for tokens in sentences):
             raise TypeError("predict_tokens takes a list of sentences, each a list of str tokens")
+        if empty := [i for i, tokens in enumerate(sentences) if not tokens]:
+            raise DataError(f"predict_tokens: sentence {empty[0]} has no tokens, and an empty sentence has no parse")
         examples = [self.tokens_to_example(tokens) for tokens in sentences]
         return predict(self.model, examples, self.max_tokens, self.search) if examples else []
 

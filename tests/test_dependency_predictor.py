@@ -188,6 +188,15 @@ def test_the_python_api_names_a_wrong_argument_type(dependency_archive, call, me
         call(load_predictor(dependency_archive, device="cpu"))
 
 
+def test_predict_tokens_refuses_an_empty_sentence_by_its_position(dependency_archive):
+    """It failed inside torch ("cannot reshape tensor of 0 elements")."""
+    from toolkit import load_predictor
+    from toolkit.errors import DataError
+
+    with pytest.raises(DataError, match="^predict_tokens: sentence 1 has no tokens"):
+        load_predictor(dependency_archive, device="cpu").predict_tokens([["Dogs", "bark"], []])
+
+
 def test_predict_batch_takes_any_iterable_in_order(dependency_archive):
     from toolkit import load_predictor
 
