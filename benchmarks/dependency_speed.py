@@ -14,7 +14,7 @@
    without the stack/buffer heads (untrained) runs too, to show what the masks cost.
 
     python benchmarks/dependency_speed.py [--data DATA_ROOT/ud-english-ewt/en_ewt-ud-dev.conllu]
-        [--sentences 300] [--archive runs/ewt/model.tar.gz] [--beam-size 5] [--threads 2] [--repeats 2] [--oracle-only]
+        [--sentences 300] [--archive runs/ewt/model.tar.gz | -o OVERRIDES] [--beam-size 5] [--threads 2] [--repeats 2] [--oracle-only]
 
 Speed is only ever compared within this one run; ratios are what to quote.
 """
@@ -83,8 +83,12 @@ def build_models(args, examples: list[Example]) -> tuple[Model, Model, str]:
 
         archive = load_archive(args.archive, "cpu")
         return archive.model, untrained_model(archive.config, examples, plain=True), f"archive {args.archive}"
-    config = Params.from_file(args.config).as_dict()
-    return untrained_model(config, examples), untrained_model(config, examples, plain=True), f"untrained, {Path(args.config).name}"
+    config = Params.from_file(args.config, args.overrides).as_dict()
+    return (
+        untrained_model(config, examples),
+        untrained_model(config, examples, plain=True),
+        f"untrained, {Path(args.config).name} {args.overrides or ''}".rstrip(),
+    )
 
 
 def words_per_second(parsers: dict, sentences: list[list[str]], repeats: int) -> dict[str, float]:
@@ -127,6 +131,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=300, help="how many sentences of DATA to parse")
     parser.add_argument("--oracle-repeats", type=int, default=1)
     parser.add_argument("--config", default=str(REPO / "jsonnet_configs" / "ud_ewt_stack_transformer.jsonnet"))
+    parser.add_argument("-o", "--overrides", default=None, help="merged into --config, as for toolkit train: '{\"model.decoder.layers.num_layers\": 1}'")
     parser.add_argument("--archive", default=None, help="a trained model.tar.gz instead of an untrained model")
     parser.add_argument("--beam-size", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=8192, help="source tokens per decoding batch")
