@@ -676,6 +676,24 @@ def truncate(path: Path) -> None:
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
 
 
+def force_into_other_files(env: Env) -> str:
+    env.seq2seq_env()
+    notes = env.tmp / "notes"
+    notes.mkdir()
+    (notes / "thesis.tex").write_text("months of work")
+    message = env.cli_error("train", SEQ2SEQ, "-s", notes, "--force", "-o", RUN_OVERRIDES)
+    assert [path.name for path in notes.iterdir()] == ["thesis.tex"]
+    return message
+
+
+def predict_over_input(env: Env) -> str:
+    source = env.write({"input.txt": QUESTIONS})
+    (env.tmp / "link.txt").symlink_to(source)
+    message = env.cli_error("predict", env.archive(), env.tmp / "link.txt", "--device", "cpu", "-o", source)
+    assert source.read_bytes() == QUESTIONS
+    return message
+
+
 def locked_run(option: str) -> Callable[[Env], str]:
     """A check: `toolkit train OPTION` into a directory that another run holds; nothing in it may change."""
 
@@ -923,6 +941,13 @@ COMMAND_CASES = [
         lambda env: env.cli_error("predict", env.archive(), env.write({"input.txt": QUESTIONS}), "--device", "cpu", "-o", env.tmp / "input.txt" / "out.jsonl"),
     ),
     Case(
+        "predict-output-is-input",
+        "`-o` naming the input file, or a link to it (the input was emptied before it was read)",
+        "`toolkit predict` (seq2seq archive); the input is unchanged",
+        "error: the output file input.txt is the input link.txt: writing it would destroy the input; name another file",
+        predict_over_input,
+    ),
+    Case(
         "evaluate-output-no-folder",
         "`--output-file` in a folder that does not exist",
         "`toolkit evaluate` (seq2seq archive), before decoding: nothing on stdout",
@@ -1019,6 +1044,13 @@ COMMAND_CASES = [
         "`toolkit train --force`; nothing in the directory changes",
         "error: cannot overwrite it (--force): run is in use by a training run (process …); wait for it to end or stop it",
         locked_run("--force"),
+    ),
+    Case(
+        "force-not-a-run",
+        "`--force` into a directory of other files (`-s . --force` emptied the working directory, data included)",
+        "`toolkit train --force`; nothing in the directory changes",
+        "error: --force: notes holds files but no training run (no out.log or checkpoints/), so it is not emptied; name a new directory, or one an earlier run wrote",
+        force_into_other_files,
     ),
     Case(
         "recover-while-running",

@@ -109,7 +109,7 @@ def evaluate(
     from toolkit.metrics.metric import Metric, check_golds
 
     if output_file:
-        check_writable(output_file)  # before the decoding, not after it
+        check_writable(output_file, [data, archive])  # before the decoding, not after it
     _setup(include)
     loaded = _load(archive, device)
     extras = [(name, Metric.by_name(name)()) for name in extra_metrics]
@@ -147,7 +147,7 @@ def predict(
     from toolkit.files import check_writable, input_lines, open_output
 
     if output_file:
-        check_writable(output_file)
+        check_writable(output_file, [input_file, archive])
     runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include)
     with input_lines(input_file) as lines:
         sink = open_output(output_file) if output_file else sys.stdout

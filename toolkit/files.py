@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -111,9 +111,15 @@ def open_output(path: str | os.PathLike) -> IO[str]:
         raise ToolkitError(f"cannot write the output file {path}: {reason(error)}") from None
 
 
-def check_writable(path: str | os.PathLike) -> None:
-    """Fail now, before a long computation, if *path* could not be written later."""
+def check_writable(path: str | os.PathLike, inputs: Sequence[str | os.PathLike] = ()) -> None:
+    """Fail now, before a long computation, if *path* could not be written later, or is one of the *inputs*.
+
+    Writing the output over an input (the same path, or a link to it) would empty it before it is read.
+    """
     path = Path(path)
+    for source in inputs:
+        if str(source) != "-" and path.exists() and Path(source).exists() and path.samefile(source):
+            raise ToolkitError(f"the output file {path} is the input {source}: writing it would destroy the input; name another file")
     if path.is_dir():
         raise ToolkitError(f"cannot write the output file {path}: it is a directory")
     folder = path.parent

@@ -93,6 +93,11 @@ def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> Di
         raise ConfigurationError(f"serialization directory {directory} is not empty; use --recover to continue its training or --force to overwrite it")
     if recover and not filled:
         raise ConfigurationError(f"--recover: serialization directory {directory} holds no earlier run")
+    if force and filled and not holds_a_run(directory):  # `-s . --force` would have emptied the working directory
+        raise ConfigurationError(
+            f"--force: {directory} holds files but no training run (no {RUN_LOG} or {CHECKPOINTS_DIR}/), so it is not emptied; "
+            "name a new directory, or one an earlier run wrote"
+        )
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -102,6 +107,14 @@ def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> Di
     if force:
         empty_held_directory(directory)
     return lock
+
+
+RUN_LOG = "out.log"  # the first file a run writes into its directory
+
+
+def holds_a_run(directory: Path) -> bool:
+    """Whether an earlier run wrote into *directory* (``--force`` empties nothing else)."""
+    return (directory / RUN_LOG).exists() or (directory / CHECKPOINTS_DIR).is_dir()
 
 
 def empty_held_directory(directory: Path) -> None:
@@ -187,9 +200,9 @@ def quiet_logging() -> Iterator[None]:
 def file_logging(directory: Path) -> Iterator[None]:
     """Write the toolkit's INFO messages to ``out.log`` for the run, whatever the console's level."""
     try:
-        handler = logging.FileHandler(directory / "out.log")
+        handler = logging.FileHandler(directory / RUN_LOG)
     except OSError as error:
-        raise ConfigurationError(f"cannot write {directory / 'out.log'}: {reason(error)}") from None
+        raise ConfigurationError(f"cannot write {directory / RUN_LOG}: {reason(error)}") from None
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     toolkit_logger, root = logging.getLogger("toolkit"), logging.getLogger()
     previous = toolkit_logger.level
