@@ -1219,7 +1219,7 @@ CONFIG_CASES = [
         "metric-unknown-key",
         "a key no metric takes, in the second of the `metrics` (the message named the key alone)",
         "`toolkit train`",
-        "error: unknown key 'metrics.1.beam'; valid keys: (none)",
+        "error: unknown key 'metrics.1.beam'; no keys are valid here",
         train_error('{"metrics": [{"type": "exact_match"}, {"type": "exact_match", "beam": 5}]}'),
     ),
     Case(

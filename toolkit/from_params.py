@@ -304,7 +304,8 @@ def _check_leftovers(params: Params, valid: list[str]) -> None:
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         described.append(f"'{params.path(key)}'{hint}")
     plural = "s" if len(leftovers) > 1 else ""
-    raise ConfigurationError(f"unknown key{plural} {', '.join(described)}; valid keys: {', '.join(valid) or '(none)'}")
+    takes = f"valid keys: {', '.join(valid)}" if valid else "no keys are valid here"
+    raise ConfigurationError(f"unknown key{plural} {', '.join(described)}; {takes}")
 
 
 def _is_instance_of(value: Any, annotation: Any) -> bool:
