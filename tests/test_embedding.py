@@ -64,6 +64,22 @@ def test_spacy_component_writes_relations_whose_hash_does_not_fit_an_int64(depen
     assert [(token.head.i, token.dep_) for token in doc] == [(0, "ROOT"), (0, "obl:npmod"), (0, "list")]
 
 
+def test_spacy_component_parses_a_sentence_longer_than_the_model_in_pieces(dependency_archive, monkeypatch):
+    """Words past the model's limit were left unattached (``dep`` to themselves); now each piece has its parse and root."""
+    nlp = spacy.blank("en")
+    component = nlp.add_pipe("toolkit_parser", config={"archive": str(dependency_archive)})
+    monkeypatch.setattr(component.predictor, "max_words", 3)
+    doc = nlp("Dogs bark and cats sleep all day")
+    pieces = [["Dogs", "bark", "and"], ["cats", "sleep", "all"], ["day"]]
+    expected = component.predictor.predict_tokens(pieces)
+    for start, tree in zip((0, 3, 6), expected):
+        for position, (head, relation) in enumerate(zip(tree.heads, tree.deprels)):
+            token = doc[start + position]
+            assert token.head.i == (token.i if head == 0 else start + head - 1)
+            assert token.dep_ == ("ROOT" if head == 0 else relation)
+    assert sum(token.dep_ == "ROOT" for token in doc) == 3
+
+
 def test_spacy_component_parses_a_doc_without_sentences_as_one_and_pipe_agrees(dependency_archive):
     nlp = spacy.blank("en")
     nlp.add_pipe("toolkit_parser", config={"archive": str(dependency_archive), "batch_size": 2})

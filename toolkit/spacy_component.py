@@ -14,7 +14,8 @@ Added to any pipeline::
   blank lines (one graph for a doc without sentence boundaries), and ``span._.amr`` per sentence.
 
 Each sentence (or the whole doc, when nothing set sentence boundaries) is parsed as one input,
-with spaCy's tokens as the words; whitespace tokens hang from the word before them (``dep``), as
+with spaCy's tokens as the words (a sentence longer than a dependency model can parse, in pieces
+of as many words as it can, each with its own root); whitespace tokens hang from the word before them (``dep``), as
 spaCy's own parser does. spaCy finds the factory through the ``spacy_factories`` entry point of
 this package, so ``add_pipe`` works without importing the toolkit first.
 """
@@ -75,13 +76,17 @@ class ToolkitParser:
             yield from batch
 
     def annotate(self, docs: list[Doc]) -> None:
-        """Parse every sentence of *docs* in one call to the model, then write the results back."""
-        spans = [(doc, span) for doc in docs for span in sentences(doc)]
-        words = [[token for token in span if not token.is_space] for _, span in spans]
-        results = iter(self.predictor.predict_tokens([[token.text for token in sentence] for sentence in words if sentence]))
+        """Parse every sentence of *docs* in one call to the model, then write the results back.
+
+        A sentence longer than a dependency model can parse (``max_words``) is parsed in pieces of
+        that many words, each with a root of its own, so that every word gets a head.
+        """
+        limit = getattr(self.predictor, "max_words", None) if self.kind == "dependency" else None
+        pieces = [(doc, span, piece) for doc in docs for span in sentences(doc) for piece in split([token for token in span if not token.is_space], limit)]
+        results = iter(self.predictor.predict_tokens([[token.text for token in piece] for _, _, piece in pieces if piece]))
         per_doc: dict[int, list[tuple[Span, list, object]]] = {}
-        for (doc, span), sentence in zip(spans, words):
-            per_doc.setdefault(id(doc), []).append((span, sentence, next(results) if sentence else None))
+        for doc, span, piece in pieces:
+            per_doc.setdefault(id(doc), []).append((span, piece, next(results) if piece else None))
         for doc in docs:
             parsed = per_doc.get(id(doc), [])
             if self.kind == "dependency":
@@ -117,6 +122,13 @@ class ToolkitParser:
             if span._.amr is not None:
                 graphs.append(span._.amr)
         doc._.amr = "\n\n".join(graphs) if graphs else None
+
+
+def split(words: list, limit: int | None) -> list[list]:
+    """*words* in consecutive pieces of at most *limit* (one piece, maybe empty, without a limit)."""
+    if not limit or len(words) <= limit:
+        return [words]
+    return [words[start : start + limit] for start in range(0, len(words), limit)]
 
 
 def sentences(doc: Doc) -> list[Span]:
