@@ -27,11 +27,10 @@ from toolkit.archive import Archive
 from toolkit.data.example import Example
 from toolkit.data.tokenization import lemmatize, tokenize
 from toolkit.decoding import Search
-from toolkit.errors import ConfigurationError, DataError
+from toolkit.errors import DataError
 from toolkit.evaluation import predict
 from toolkit.files import check_line
 from transition_systems.amr.graph import PLACEHOLDER
-from transition_systems.amr.system import AmrTransitionSystem
 
 logger = logging.getLogger(__name__)
 
@@ -66,10 +65,10 @@ def readable(graph: Any) -> str:
 class AmrPredictor(Predictor):
     """An AMR parser's predictor (see the module docstring)."""
 
+    writes = "AMR graphs"
+
     def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192):
         super().__init__(archive, search, max_tokens)
-        if not isinstance(self.model.grammar, AmrTransitionSystem):
-            raise ConfigurationError(f"the amr predictor needs an AMR parser (grammar 'amr'); this archive's grammar is {type(self.model.grammar).__name__}")
         self.max_words = min(filter(None, [(self.search or self.model.search).max_steps // 2, self.model.encoder.max_length]))
 
     # ------------------------------------------------------------ reading

@@ -39,7 +39,6 @@ from toolkit.errors import ConfigurationError, DataError
 from toolkit.evaluation import predict
 from toolkit.files import OverlongLine, check_line
 from transition_systems.configuration import NO_LABEL
-from transition_systems.transition_system import TransitionSystem
 
 logger = logging.getLogger(__name__)
 
@@ -91,13 +90,10 @@ class DependencyPredictor(Predictor):
         tokenizer: ``"auto"`` (default: spaCy if installed, else ``"treebank"``), ``"spacy"``, ``"treebank"`` or ``"whitespace"``.
     """
 
+    writes = "dependency trees"
+
     def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192, tokenizer: str = "auto"):
         super().__init__(archive, search, max_tokens)
-        if not isinstance(self.model.grammar, TransitionSystem):
-            raise ConfigurationError(
-                f"the dependency predictor needs a dependency parser (a transition-system grammar); "
-                f"this archive's grammar is {type(self.model.grammar).__name__}"
-            )
         self.tokenize, self.tokenizer_name = make_tokenizer(tokenizer)
         self.max_words = self.word_limit()
 

@@ -7,12 +7,12 @@ its place, and the rest of the batch is still decoded.
 import json
 from collections.abc import Iterable, Iterator
 from itertools import islice
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from toolkit.archive import Archive
 from toolkit.data.example import Example
 from toolkit.decoding import Search
-from toolkit.errors import DataError
+from toolkit.errors import ConfigurationError, DataError
 from toolkit.evaluation import predict
 from toolkit.files import check_line
 from toolkit.registrable import Registrable
@@ -21,9 +21,24 @@ T = TypeVar("T")
 
 
 class Predictor(Registrable):
+    writes: ClassVar[str | None] = None  # the grammars' result_kind this predictor can write; None: any
+
     def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192):
         self.archive, self.model, self.reader = archive, archive.model, archive.dataset_reader
         self.search, self.max_tokens = search, max_tokens
+        self.check_grammar()
+
+    def check_grammar(self) -> None:
+        """Refuse an archive whose results this predictor cannot write (a dependency tree's ``repr`` as a
+        logical form, a PENMAN string's characters as tags), naming the predictor that can.
+        """
+        grammar = self.model.grammar
+        if self.writes is not None and grammar.result_kind != self.writes:
+            name = next((name for name in Predictor.list_available() if Predictor.by_name(name) is type(self)), type(self).__name__)
+            raise ConfigurationError(
+                f"the {name} predictor writes {self.writes}, and this archive's grammar ({type(grammar).__name__}) predicts "
+                f"{grammar.result_kind}: use the {grammar.default_predictor} predictor (the archive's default)"
+            )
 
     def to_example(self, line: str) -> Example:
         """Read one input line: a JSON object (see :meth:`json_to_text`) or plain text.

@@ -11,6 +11,8 @@ from toolkit.errors import DataError
 class SemanticParserPredictor(Predictor):
     """Input: a plain question per line, or ``{"question": "..."}``; output: ``{"question", "logical_form"}``."""
 
+    writes = "text"
+
     def json_to_text(self, obj: dict[str, Any]) -> str:
         for key in ("question", "source", "sentence"):
             if isinstance(obj.get(key), str):

@@ -13,6 +13,8 @@ class TaggerPredictor(Predictor):
     output: ``{"tokens": [...], "tags": [...]}``.
     """
 
+    writes = "tags"
+
     def json_to_text(self, obj: dict[str, Any]) -> str:
         if tokens := given_tokens(obj):
             return " ".join(tokens)

@@ -948,6 +948,13 @@ COMMAND_CASES = [
         predict_over_input,
     ),
     Case(
+        "predict-wrong-predictor",
+        "`--predictor tagger` for an archive that predicts logical forms (each character became a tag)",
+        "`toolkit predict` (seq2seq archive)",
+        "error: the tagger predictor writes tags, and this archive's grammar (SequenceGrammar) predicts text: use the semantic_parser predictor (the archive's default)",
+        lambda env: env.cli_error("predict", env.archive(), env.write({"input.txt": QUESTIONS}), "--device", "cpu", "--predictor", "tagger"),
+    ),
+    Case(
         "evaluate-output-no-folder",
         "`--output-file` in a folder that does not exist",
         "`toolkit evaluate` (seq2seq archive), before decoding: nothing on stdout",
@@ -1277,6 +1284,27 @@ CONFIG_CASES = [
         "`toolkit train`",
         "error: trainer.optimizer: Invalid learning rate: -1.0",
         train_error('{"trainer.optimizer.lr": -1}'),
+    ),
+    Case(
+        "component-not-an-object",
+        'a component that is not an object (`"model": 3`, `"grammar": "bracketed"`: a traceback inside the config reader)',
+        "`toolkit train`",
+        "error: model: expected an object (a component's config), got 3",
+        train_error('{"model": 3}'),
+    ),
+    Case(
+        "trainer-not-an-object",
+        '`"trainer": [1]` (a traceback before the run started)',
+        "`toolkit train`",
+        "error: trainer: expected an object (a component's config), got [1]",
+        train_error('{"trainer": [1]}'),
+    ),
+    Case(
+        "path-not-a-string",
+        '`"train_data_path": 3` or `null` (a traceback from the file system)',
+        "`toolkit train`",
+        "error: train_data_path: expected a string, got 3",
+        train_error('{"train_data_path": 3}'),
     ),
     Case(
         "unknown-validation-metric",

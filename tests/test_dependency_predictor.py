@@ -144,7 +144,9 @@ def test_an_archive_that_is_not_a_dependency_parser_is_refused():
     vocab = Vocabulary({"tokens": Counter("ab"), "symbols": Counter("xy")})
     model = EncoderDecoder(vocab, SequenceGrammar(), TransformerEncoder(8, TransformerSettings(1, 2, 16)), TransformerDecoder(8, TransformerSettings(1, 2, 16)))
     archive = Archive(model, {}, None, [], {})  # type: ignore[arg-type]
-    with pytest.raises(ConfigurationError, match="needs a dependency parser"):
+    with pytest.raises(
+        ConfigurationError, match="the dependency predictor writes dependency trees, and this archive.s grammar .SequenceGrammar. predicts text"
+    ):
         DependencyPredictor(archive)
 
 

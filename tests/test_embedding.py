@@ -1,11 +1,19 @@
 """Using archives from Python: ``toolkit.load_predictor`` and the spaCy ``toolkit_parser`` component, on real archives."""
 
+from types import SimpleNamespace
+
 import penman
 import pytest
 
-from predictors import AmrPredictor, DependencyPredictor
+from predictors import AmrPredictor, DependencyPredictor, Predictor
 from toolkit import load_predictor
 from toolkit.errors import ConfigurationError
+from toolkit.grammars.bracketed import BracketedGrammar
+from toolkit.grammars.sequence import SequenceGrammar
+from toolkit.grammars.tags import TagGrammar
+from transition_systems.amr.system import AmrTransitionSystem
+from transition_systems.arc_standard import ArcStandard
+from tree_codecs.lcrs_dfs import LcrsDfsCodec
 
 SENTENCES = ["The cat sat on the mat .", "It purred ."]
 
@@ -18,8 +26,36 @@ def test_load_predictor_picks_the_predictor_the_grammar_names(dependency_archive
     assert all(len(output["heads"]) == len(output["tokens"]) == len(output["deprels"]) for output in outputs[:2])
     assert outputs[2] == {"error": "empty input line", "input": ""}  # at its place: nothing is dropped
     assert parser.predict(SENTENCES[1]) == outputs[1]
-    with pytest.raises(ConfigurationError, match="needs an AMR parser"):
+    with pytest.raises(
+        ConfigurationError,
+        match="the amr predictor writes AMR graphs, and this archive's grammar .ArcStandard. predicts dependency trees: use the dependency predictor",
+    ):
         load_predictor(dependency_archive, "amr")
+
+
+GRAMMARS = {
+    "sequence": SequenceGrammar,
+    "bracketed": BracketedGrammar,
+    "lcrs_dfs": LcrsDfsCodec,
+    "tags": TagGrammar,
+    "arc_standard": ArcStandard,
+    "amr": AmrTransitionSystem,
+}
+
+
+@pytest.mark.parametrize("predictor", ["semantic_parser", "tagger", "dependency", "amr"])
+@pytest.mark.parametrize("grammar", GRAMMARS)
+def test_a_predictor_refuses_every_grammar_whose_results_it_cannot_write(predictor, grammar):
+    """The semantic parser wrote a dependency tree's repr as a logical form, and the tagger a PENMAN
+    string's characters as tags; each built-in predictor now takes only its own kind of result.
+    """
+    archive = SimpleNamespace(model=SimpleNamespace(grammar=GRAMMARS[grammar]()), dataset_reader=None)
+    default = GRAMMARS[grammar].default_predictor
+    if predictor == default:
+        assert Predictor.by_name(predictor).writes == GRAMMARS[grammar].result_kind
+        return
+    with pytest.raises(ConfigurationError, match=f"^the {predictor} predictor writes .*: use the {default} predictor"):
+        Predictor.by_name(predictor)(archive)
 
 
 def test_load_predictor_with_a_beam_decodes_the_same_trees_in_batch_and_alone(dependency_archive):

@@ -36,6 +36,29 @@ class TestPop:
             encoder.pop("num_layers")
         assert encoder.pop("num_layers", 3) == 3
 
+    def test_a_component_must_be_an_object_and_null_leaves_an_optional_one_out(self):
+        params = Params({"model": {"type": "x"}, "grammar": None, "trainer": 3, "vocabulary": {}})
+        model = params.pop_object("model")
+        assert isinstance(model, Params) and model.history == "model." and model.pop("type") == "x"
+        assert params.pop_object("grammar", None) is None and params.pop_object("missing", None) is None
+        default = params.pop_object("absent", {"type": "y"})
+        assert default.history == "absent." and default.pop("type") == "y"
+        assert params.pop_object("vocabulary", {"min_count": 1}).as_dict() == {}  # given, even empty, wins
+        with pytest.raises(ConfigurationError, match=r"^trainer: expected an object \(a component's config\), got 3$"):
+            params.pop_object("trainer", {})
+        with pytest.raises(ConfigurationError, match=r"^reader: expected an object .*, got None$"):
+            Params({"reader": None}).pop_object("reader")
+        with pytest.raises(ConfigurationError, match=r"^missing key 'reader'$"):
+            Params({}).pop_object("reader")
+
+    def test_a_string_is_a_string_and_null_only_where_optional(self):
+        params = Params({"path": "a.tsv", "test": None, "bad": {"x": [1]}, "required": None})
+        assert params.pop_str("path") == "a.tsv" and params.pop_str("test", None) is None
+        with pytest.raises(ConfigurationError, match=r"^bad: expected a string, got \{'x': \[1\]\}$"):  # the value, not Params(...)
+            params.pop_str("bad", None)
+        with pytest.raises(ConfigurationError, match=r"^required: expected a string, got None$"):
+            params.pop_str("required")
+
     def test_get_does_not_remove_and_nested_views_share(self):
         params = Params({"trainer": {"num_epochs": 1}})
         assert params.get("missing") is None

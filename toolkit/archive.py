@@ -239,11 +239,10 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
         pretrained = _read_pretrained(directory, path)
         copies = {record["source"].get("model_name"): directory / record["copy"] for record in pretrained if "copy" in record}
         try:
-            grammar = Grammar.from_params(params.pop("grammar", {}))
+            grammar = Grammar.from_params(params.pop_object("grammar", {}))
             with archived_copies(copies):
-                model = Model.from_params(params.pop("model"), vocab=vocab, grammar=grammar)
-            # the reader for unseen data: training's may augment (e.g. data recombination)
-            reader = DatasetReader.from_params(params.pop("validation_dataset_reader", None) or params.pop("dataset_reader"))
+                model = Model.from_params(params.pop_object("model"), vocab=vocab, grammar=grammar)
+            reader = DatasetReader.of_unseen_data(params)
             metrics = metrics_from_params(params)
         except ToolkitError as error:
             raise ArchiveError(f"{path}: its config no longer builds: {error}") from None

@@ -220,8 +220,8 @@ def oracle(config: str, data: str, overrides: tuple[str, ...], include: tuple[st
 
     _setup(include)
     params = _params(config, overrides)
-    reader = DatasetReader.from_params(params.pop("validation_dataset_reader", None) or params.pop("dataset_reader"))
-    grammar = Grammar.from_params(params.pop("grammar", {}))
+    reader = DatasetReader.of_unseen_data(params)
+    grammar = Grammar.from_params(params.pop_object("grammar", {}))
     examples = reader.read(data, whole=True)
     grammar.fit(examples)  # as `toolkit train` does
     click.echo(json.dumps(replay_oracle(grammar, examples)))

@@ -86,12 +86,19 @@ class Params(MutableMapping):
         """Return *key* (nested dicts as Params sharing this config) without removing it."""
         return self._nested(key, self._params[key]) if key in self._params else default
 
+    def pop_str(self, key: str, default: Any = _REQUIRED) -> str | None:
+        """Pop a string (a path, a name); ``null`` only where the key is optional."""
+        value = self.pop(key, default)
+        if isinstance(value, str) or (value is None and default is not _REQUIRED):
+            return value
+        raise ConfigurationError(f"{self.path(key)}: expected a string, got {copy_tree(value)!r}")
+
     def pop_int(self, key: str, default: Any = _REQUIRED) -> int | None:
         """Pop an int; a bool or float is an error, not silently converted."""
         value = self.pop(key, default)
         if value is None or (isinstance(value, int) and not isinstance(value, bool)):
             return value
-        raise ConfigurationError(f"{self.path(key)}: expected int, got {value!r}")
+        raise ConfigurationError(f"{self.path(key)}: expected int, got {copy_tree(value)!r}")
 
     def pop_float(self, key: str, default: Any = _REQUIRED) -> float | None:
         """Pop a float; an int is accepted and converted, a bool is not."""
@@ -100,7 +107,7 @@ class Params(MutableMapping):
             return None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
-        raise ConfigurationError(f"{self.path(key)}: expected float, got {value!r}")
+        raise ConfigurationError(f"{self.path(key)}: expected float, got {copy_tree(value)!r}")
 
     def pop_bool(self, key: str, default: Any = _REQUIRED) -> bool | None:
         """Pop a bool; the strings "true" and "false" (from ext vars, the CLI) are accepted too."""
@@ -109,7 +116,22 @@ class Params(MutableMapping):
             return value
         if isinstance(value, str) and value.lower() in ("true", "false"):
             return value.lower() == "true"
-        raise ConfigurationError(f"{self.path(key)}: expected bool, got {value!r}")
+        raise ConfigurationError(f"{self.path(key)}: expected bool, got {copy_tree(value)!r}")
+
+    def pop_object(self, key: str, default: Mapping[str, Any] | None = _REQUIRED) -> Params | None:
+        """Pop a component's config, which must be an object: ``"model": 3`` names its key instead of
+        failing inside the component. ``null`` is the same as leaving an optional component out.
+        """
+        value = self.pop(key, default)
+        if value is None and default is not _REQUIRED:
+            if default is None:
+                return None
+            value = default
+        if isinstance(value, Params):
+            return value
+        if isinstance(value, Mapping):
+            return Params(value, f"{self.path(key)}.")
+        raise ConfigurationError(f"{self.path(key)}: expected an object (a component's config), got {copy_tree(value)!r}")
 
     def pop_choice(self, key: str, choices: list[Any], default: Any = _REQUIRED) -> Any:
         """Pop a value that must be one of *choices*; the error lists them."""
@@ -117,7 +139,7 @@ class Params(MutableMapping):
         if value in choices or (value is default and default is not _REQUIRED):
             return value
         allowed = ", ".join(repr(choice) for choice in choices)
-        raise ConfigurationError(f"{self.path(key)}: expected one of {allowed}, got {value!r}")
+        raise ConfigurationError(f"{self.path(key)}: expected one of {allowed}, got {copy_tree(value)!r}")
 
     def as_dict(self) -> dict[str, Any]:
         """A plain copy of the config (nested dicts and lists copied)."""

@@ -69,6 +69,7 @@ class TransitionSystem(Grammar):
     """
 
     default_predictor = "dependency"
+    result_kind = "dependency trees"
     configuration_class: type[Configuration] = Configuration  # a subclass with more fields, for a system that needs them
 
     def __init__(

@@ -91,6 +91,7 @@ class Grammar(Registrable):
 
     default_implementation = "sequence"
     default_predictor: ClassVar[str] = "semantic_parser"  # what `toolkit predict` and `load_predictor` use unless told
+    result_kind: ClassVar[str] = "text"  # what result() gives, as predictors name it: they refuse a kind they cannot write
 
     @abstractmethod
     def oracle(self, example: Example) -> list[str]:

@@ -58,6 +58,7 @@ class TagGrammar(Grammar):
     """
 
     default_predictor = "tagger"
+    result_kind = "tags"
 
     def __init__(self, field: str = "upos"):
         self.field = field

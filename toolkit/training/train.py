@@ -225,7 +225,8 @@ def train_model(params: Params, serialization_dir: str | Path, recover: bool = F
     directory = Path(serialization_dir)
     existed = directory.exists()
     config = params.as_dict()
-    distributed = init_distributed(str(config.get("trainer", {}).get("device", "auto")))
+    trainer = config.get("trainer")  # read early for the process group; _train checks it
+    distributed = init_distributed(str(trainer.get("device", "auto") if isinstance(trainer, dict) else "auto"))
     try:
         lock = prepare_serialization_dir(directory, recover, force) if distributed.is_main else None
         try:
@@ -258,16 +259,18 @@ def discard_unfinished_start(directory: Path) -> None:
 
 
 def _train(params: Params, config: dict, directory: Path, recover: bool, components: set[type], distributed: Distributed) -> Path:
-    seed = params.pop_int("random_seed", 13)
+    seed = params.pop_int("random_seed", None)
+    seed = 13 if seed is None else seed
     Range(0, 2**32 - 1).check(seed, params.path("random_seed"))  # NumPy's bounds
     seed_everything(seed)
-    reader = DatasetReader.from_params(params.pop("dataset_reader"))
-    validation_reader = DatasetReader.from_params(params.pop("validation_dataset_reader")) if "validation_dataset_reader" in params else reader
-    train_path = params.pop("train_data_path")
-    validation_path = params.pop("validation_data_path", None)
-    test_path = params.pop("test_data_path", None)
-    cache_directory = params.pop("cache_directory", None) or os.environ.get("TOOLKIT_CACHE_DIR") or None
-    grammar = Grammar.from_params(params.pop("grammar", {}))
+    reader = DatasetReader.from_params(params.pop_object("dataset_reader"))
+    validation_params = params.pop_object("validation_dataset_reader", None)
+    validation_reader = DatasetReader.from_params(validation_params) if validation_params is not None else reader
+    train_path = params.pop_str("train_data_path")
+    validation_path = params.pop_str("validation_data_path", None)
+    test_path = params.pop_str("test_data_path", None)
+    cache_directory = params.pop_str("cache_directory", None) or os.environ.get("TOOLKIT_CACHE_DIR") or None
+    grammar = Grammar.from_params(params.pop_object("grammar", {}))
 
     train_examples = reader.read(train_path)
     validation_examples = validation_reader.read(validation_path) if validation_path else None
@@ -286,7 +289,7 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
     if validation_examples is not None:
         validation_examples = drop_skipped(grammar, validation_examples, "validation")
 
-    vocabulary_params = params.pop("vocabulary", {})
+    vocabulary_params = params.pop_object("vocabulary", {})
     vocab_dir = directory / VOCABULARY_DIR
     if recover and vocab_dir.exists():
         vocab = Vocabulary.load(vocab_dir)
@@ -297,10 +300,10 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
             shutil.rmtree(staging, ignore_errors=True)
             vocab.save(staging)
             os.replace(staging, vocab_dir)  # whole or absent: --recover reads it back
-    model = Model.from_params(params.pop("model"), vocab=vocab, grammar=grammar)
+    model = Model.from_params(params.pop_object("model"), vocab=vocab, grammar=grammar)
     metrics = metrics_from_params(params)
     check_golds(metrics, [example.target for example in (validation_examples or train_examples)[:1]])  # before any epoch
-    trainer = Trainer.from_params(params.pop("trainer", {}))
+    trainer = Trainer.from_params(params.pop_object("trainer", {}))
     params.assert_empty("the config")
     if distributed.is_main:
         write_atomically(directory / CONFIG_NAME, json.dumps(config, indent=2))

@@ -104,6 +104,7 @@ class AmrTransitionSystem(Grammar):
     """
 
     default_predictor = "amr"
+    result_kind = "AMR graphs"
 
     def __init__(
         self,

@@ -9,6 +9,7 @@ from pathlib import Path
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.from_params import NonNegativeInt
+from toolkit.params import Params
 from toolkit.registrable import Registrable
 
 logger = logging.getLogger(__name__)
@@ -25,6 +26,16 @@ class DatasetReader(Registrable, ABC):
         if max_examples is not None and max_examples < 0:
             raise ConfigurationError(f"max_examples must be >= 0, got {max_examples}")
         self.max_examples = max_examples
+
+    @classmethod
+    def of_unseen_data(cls, params: Params) -> "DatasetReader":
+        """Pop both readers of a run's config and build the one for data it did not train on: the
+        ``validation_dataset_reader`` if there is one (training's may augment, as data recombination
+        does), else the ``dataset_reader``.
+        """
+        validation = params.pop_object("validation_dataset_reader", None)
+        training = params.pop_object("dataset_reader")
+        return cls.from_params(validation if validation is not None else training)
 
     def read(self, path: str | Path, whole: bool = False) -> list[Example]:
         """All examples of *path* (at most ``max_examples``); ``DataError`` if missing, malformed or without examples.
