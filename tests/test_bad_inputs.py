@@ -18,6 +18,7 @@ import hashlib
 import io
 import json
 import os
+import socket
 import re
 import shutil
 import sys
@@ -548,6 +549,11 @@ def include_package_error(name: str, source: str | None = None) -> Callable[[Env
     return check
 
 
+def serve_on_a_taken_port(env: Env) -> str:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        return env.cli_error("serve", env.tmp / "never-loaded.tar.gz", "--port", str(taken.getsockname()[1]))
+
+
 def evaluate_error(files: dict[str, str | bytes]) -> Callable[[Env], str]:
     return lambda env: env.cli_error("evaluate", env.archive(), env.write(files), "--device", "cpu")
 
@@ -953,6 +959,13 @@ COMMAND_CASES = [
         "`toolkit predict` (seq2seq archive)",
         "error: the tagger predictor writes tags, and this archive's grammar (SequenceGrammar) predicts text: use the semantic_parser predictor (the archive's default)",
         lambda env: env.cli_error("predict", env.archive(), env.write({"input.txt": QUESTIONS}), "--device", "cpu", "--predictor", "tagger"),
+    ),
+    Case(
+        "serve-port-in-use",
+        "`--port` that another process listens on (uvicorn logged it after the model had loaded, and exited 0)",
+        "`toolkit serve`, before the archive is loaded",
+        "error: cannot listen on 127.0.0.1:…: Address already in use…",
+        serve_on_a_taken_port,
     ),
     Case(
         "evaluate-output-no-folder",

@@ -174,10 +174,13 @@ def serve(
 ) -> None:
     """Serve ARCHIVE over HTTP: a JSON API (/predict, /draw, /health, /info) and a page at / that draws the parse."""
     from toolkit import load_predictor
+    from toolkit.serving.server import listen, require_serve_extra
     from toolkit.serving.server import serve as run_server
 
+    sock = listen(host, port)
+    require_serve_extra()
     runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include)
-    run_server(runner, predictor or runner.model.grammar.default_predictor, archive, host, port, batch_size, max_wait_ms / 1000)
+    run_server(runner, predictor or runner.model.grammar.default_predictor, archive, sock, batch_size, max_wait_ms / 1000)
 
 
 @cli.command()
