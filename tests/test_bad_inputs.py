@@ -18,9 +18,9 @@ import hashlib
 import io
 import json
 import os
-import socket
 import re
 import shutil
+import socket
 import sys
 import tarfile
 from collections.abc import Callable
