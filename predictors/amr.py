@@ -22,7 +22,7 @@ from typing import Any
 
 import penman
 
-from predictors.predictor import Predictor, chunks, json_object
+from predictors.predictor import Predictor, check_stream, chunks, json_object
 from toolkit.archive import Archive
 from toolkit.data.example import Example
 from toolkit.data.tokenization import lemmatize, tokenize
@@ -104,6 +104,7 @@ class AmrPredictor(Predictor):
 
     def predict_lines(self, lines: Iterable[str], batch_size: int = 64) -> Iterator[str]:
         """One PENMAN block (metadata, graph, blank line) per input line, parsed *batch_size* lines at a time."""
+        check_stream(lines, batch_size)
         source = str(getattr(lines, "name", None) or "<input>")
         items = (self.read_line(number, line, source) for number, line in enumerate(lines, start=1))
         for chunk in chunks(items, batch_size):

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
-from predictors.predictor import Predictor, chunks, given_tokens, json_object
+from predictors.predictor import Predictor, check_stream, chunks, given_tokens, json_object
 from toolkit.archive import Archive
 from toolkit.data.conllu_format import ROW_START, Block, Kind, blocks, parse_sentence
 from toolkit.data.example import Example
@@ -211,6 +211,7 @@ class DependencyPredictor(Predictor):
 
     def predict_lines(self, lines: Iterable[str], batch_size: int = 64) -> Iterator[str]:
         """One CoNLL-U block (ending in a newline) per input sentence, parsed *batch_size* at a time."""
+        check_stream(lines, batch_size)
         source = getattr(lines, "name", None) or "<input>"
         for chunk in chunks(self.sentences(lines, str(source)), batch_size):
             yield from self.parse(chunk)

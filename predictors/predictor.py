@@ -96,13 +96,26 @@ class Predictor(Registrable):
             raise TypeError("predict_tokens takes a list of sentences, each a list of str tokens")
         if empty := [i for i, tokens in enumerate(sentences) if not tokens]:
             raise DataError(f"predict_tokens: sentence {empty[0]} has no tokens, and an empty sentence has no parse")
+        if blank := [(i, j) for i, tokens in enumerate(sentences) for j, token in enumerate(tokens) if not token.strip()]:
+            raise DataError(f"predict_tokens: token {blank[0][1]} of sentence {blank[0][0]} is empty or whitespace, which is no word; leave it out")
         examples = [self.tokens_to_example(tokens) for tokens in sentences]
         return predict(self.model, examples, self.max_tokens, self.search) if examples else []
 
     def predict_lines(self, lines: Iterable[str], batch_size: int = 64) -> Iterator[str]:
         """JSON lines for *lines*, decoded *batch_size* at a time so long inputs stream."""
+        check_stream(lines, batch_size)
         for chunk in chunks(lines, batch_size):
             yield from (json.dumps(output, ensure_ascii=False) for output in self.predict_batch(chunk))
+
+
+def check_stream(lines: Iterable[str], batch_size: int) -> None:
+    """The arguments of ``predict_lines``: one str would be read as its characters, one line each,
+    and batches of 0 lines would read nothing at all.
+    """
+    if isinstance(lines, (str, bytes)):
+        raise TypeError(f"predict_lines takes lines (an open file, a list of str), not one {type(lines).__name__}; for one text use predict(text)")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"predict_lines: batch_size must be an int of at least 1, got {batch_size!r}")
 
 
 BYTES_HINT = " (decode bytes first: data.decode('utf-8'))"

@@ -131,6 +131,22 @@ DEPENDENCY_OVERRIDES = {
 }
 
 
+SEQ2SEQ_OVERRIDES = '{"trainer.num_epochs": 1, "trainer.num_checkpoints_to_average": 1}'
+
+
+@pytest.fixture(scope="session")
+def seq2seq_archive(tmp_path_factory) -> Path:
+    """tiny_seq2seq.jsonnet trained one epoch on 40 GEO pairs (a few seconds)."""
+    source = data_root() / "geo" / "train.txt"
+    if not source.exists():
+        pytest.skip(f"GEO data not found at {source}")
+    lines = source.read_text(encoding="utf-8").splitlines()
+    directory = tmp_path_factory.mktemp("seq2seq_run")
+    (directory / "train.tsv").write_text("\n".join(lines[:40]) + "\n", encoding="utf-8")
+    (directory / "test.tsv").write_text("\n".join(lines[40:50]) + "\n", encoding="utf-8")
+    return train_archive(FIXTURES / "tiny_seq2seq.jsonnet", directory / "run", directory / "train.tsv", directory / "test.tsv", "-o", SEQ2SEQ_OVERRIDES)
+
+
 @pytest.fixture(scope="session")
 def dependency_archive(ewt, tmp_path_factory) -> Path:
     """A seconds-sized Stack-Transformer (labeled SHIFT, non-projective trees skipped) on the EWT slice."""

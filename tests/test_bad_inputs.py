@@ -31,7 +31,8 @@ import penman
 import pytest
 import torch
 
-from tests.conftest import FIXTURES, REPO, data_root, run, train_archive
+from tests.conftest import FIXTURES, REPO, data_root, run
+from tests.conftest import SEQ2SEQ_OVERRIDES as RUN_OVERRIDES
 from toolkit.data.dataset_readers import ConlluReader, ParallelTextReader, PenmanReader, TsvReader
 from toolkit.errors import DataError
 from toolkit.files import DirectoryLock
@@ -649,8 +650,6 @@ def predict_with(env: Env, archive: Path) -> str:
 
 
 # ---- a trained serialization directory, for --recover and the lock
-
-RUN_OVERRIDES = json.dumps({"trainer.num_epochs": 1, "trainer.num_checkpoints_to_average": 1})  # the seq2seq archive's
 
 
 def trained_run(env: Env) -> Path:
@@ -1357,19 +1356,6 @@ def test_the_doc_is_the_table():
 
 
 # ------------------------------------------------------------------ the test
-
-
-@pytest.fixture(scope="module")
-def seq2seq_archive(tmp_path_factory) -> Path:
-    """tiny_seq2seq.jsonnet trained one epoch on 40 GEO pairs (a few seconds)."""
-    source = data_root() / "geo" / "train.txt"
-    if not source.exists():
-        pytest.skip(f"GEO data not found at {source}")
-    lines = source.read_text(encoding="utf-8").splitlines()
-    directory = tmp_path_factory.mktemp("bad_inputs_geo")
-    (directory / "train.tsv").write_text("\n".join(lines[:40]) + "\n", encoding="utf-8")
-    (directory / "test.tsv").write_text("\n".join(lines[40:50]) + "\n", encoding="utf-8")
-    return train_archive(SEQ2SEQ, directory / "run", directory / "train.tsv", directory / "test.tsv", "-o", RUN_OVERRIDES)
 
 
 def parameters():

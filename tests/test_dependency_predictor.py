@@ -12,6 +12,7 @@ import conllu
 import pytest
 
 from predictors.dependency import DependencyPredictor, make_tokenizer
+from predictors.predictor import Predictor
 from tests.conftest import run
 from toolkit.archive import Archive
 from toolkit.data.vocabulary import Vocabulary
@@ -180,6 +181,7 @@ def test_the_json_interface_reads_json_objects(dependency_archive):
         (lambda parser: parser.predict_batch(None), "predict_batch takes a list of texts, not None"),
         (lambda parser: parser.predict_batch(["Dogs bark", 3]), "predict_batch: input 1 is an int, not a str"),
         (lambda parser: parser.predict_tokens(["Dogs", "bark"]), "each a list of str tokens"),
+        (lambda parser: list(parser.predict_lines("Dogs bark")), r"predict_lines takes lines \(an open file, a list of str\), not one str"),
     ],
 )
 def test_the_python_api_names_a_wrong_argument_type(dependency_archive, call, message):
@@ -197,6 +199,42 @@ def test_predict_tokens_refuses_an_empty_sentence_by_its_position(dependency_arc
 
     with pytest.raises(DataError, match="^predict_tokens: sentence 1 has no tokens"):
         load_predictor(dependency_archive, device="cpu").predict_tokens([["Dogs", "bark"], []])
+
+
+def test_predict_tokens_refuses_a_blank_token_by_its_position(dependency_archive):
+    """An empty token was parsed as a word, and written as an empty CoNLL-U FORM."""
+    from toolkit import load_predictor
+    from toolkit.errors import DataError
+
+    with pytest.raises(DataError, match="^predict_tokens: token 2 of sentence 1 is empty or whitespace"):
+        load_predictor(dependency_archive, device="cpu").predict_tokens([["Dogs", "bark"], ["Cats", "sleep", " "]])
+
+
+@pytest.mark.parametrize("batch_size", [0, -1, 2.0, True])
+def test_predict_lines_refuses_a_batch_size_that_would_read_nothing(dependency_archive, batch_size):
+    """``batch_size=0`` returned no output at all for any input: every line dropped, and no error."""
+    from toolkit import load_predictor
+
+    parser = load_predictor(dependency_archive, "dependency", device="cpu")
+    with pytest.raises(ValueError, match="batch_size must be an int of at least 1"):
+        list(parser.predict_lines(["Dogs bark ."], batch_size=batch_size))
+    with pytest.raises(ValueError, match="batch_size must be an int of at least 1"):
+        list(Predictor.predict_lines(parser, ["Dogs bark ."], batch_size=batch_size))  # the base class's, which the semantic parser uses
+
+
+@pytest.mark.parametrize(
+    "archive, predictor, message",
+    [
+        (3, None, "takes the path of an archive .a str or a Path., not an int"),
+        ("model.tar.gz", 3, "predictor is a registered name .a str, see `toolkit list Predictor`., not an int"),
+    ],
+)
+def test_load_predictor_names_a_wrong_argument_type(archive, predictor, message):
+    """Both failed deep inside pathlib and the registry."""
+    from toolkit import load_predictor
+
+    with pytest.raises(TypeError, match=message):
+        load_predictor(archive, predictor)
 
 
 def test_predict_batch_takes_any_iterable_in_order(dependency_archive):

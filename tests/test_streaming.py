@@ -18,8 +18,8 @@ SENTENCES = ("The cat sat on the mat .", "Birds sing .", "It rains .")
 
 @pytest.fixture(params=["semantic_parser", "dependency", "amr"])
 def predictor(request) -> Predictor:
-    """The base predictor (on a dependency parser: it writes any prediction as a string) and the two that write their own formats."""
-    archive = request.getfixturevalue("amr_archive" if request.param == "amr" else "dependency_archive")
+    """The base predictor's streaming (the semantic parser's) and the two that write their own formats."""
+    archive = request.getfixturevalue({"semantic_parser": "seq2seq_archive", "dependency": "dependency_archive", "amr": "amr_archive"}[request.param])
     return Predictor.by_name(request.param)(load_archive(archive))
 
 

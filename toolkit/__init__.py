@@ -13,6 +13,7 @@ Importing ``toolkit`` itself stays cheap (no torch): the work happens when the f
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,12 +39,16 @@ def load_predictor(
     search with a beam of that size; *include_package* (one name or several) imports plugin packages first, as
     ``--include-package`` does (archives import the plugins they record by themselves).
     """
-    from predictors.predictor import Predictor
+    from predictors.predictor import Predictor, describe
     from toolkit.archive import load_archive
     from toolkit.decoding import BeamSearch
     from toolkit.device import resolve_device
     from toolkit.plugins import import_plugins
 
+    if not isinstance(archive, (str, os.PathLike)):
+        raise TypeError(f"load_predictor takes the path of an archive (a str or a Path), not {describe(archive)}")
+    if predictor is not None and not isinstance(predictor, str):
+        raise TypeError(f"load_predictor's predictor is a registered name (a str, see `toolkit list Predictor`), not {describe(predictor)}")
     search = BeamSearch.of_size(beam_size)  # a bad argument fails before the archive is loaded
     import_plugins((include_package,) if isinstance(include_package, str) else tuple(include_package))  # one name, not its letters
     loaded = load_archive(archive, resolve_device(device, "device"))
