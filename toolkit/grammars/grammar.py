@@ -138,6 +138,12 @@ class Grammar(Registrable):
             state = state.apply(symbol)
         return state
 
+    def derivation_state(self, example: Example) -> State:
+        """The state :meth:`derive` replays gold symbols from: :meth:`initial_state`, unless the grammar
+        learns restrictions that should not judge held-out targets (a validation loss is still owed).
+        """
+        return self.initial_state(example)
+
     def derive(self, example: Example) -> Derivation:
         """Replay the oracle through the state machine, collecting each step's features.
 
@@ -146,7 +152,7 @@ class Grammar(Registrable):
         example's file and line.
         """
         symbols = self.oracle(example)
-        state = self.initial_state(example)
+        state = self.derivation_state(example)
         features = []
         for step, symbol in enumerate(symbols):
             allowed = state.allowed()
