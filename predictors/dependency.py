@@ -253,6 +253,15 @@ class DependencyPredictor(Predictor):
             word += 1
         return "\n".join(lines) + "\n"
 
+    def read_inputs(self, lines: Iterable[str], source: str = "<input>") -> Iterator[tuple[int, Example | DataError]]:
+        """As ``predict_lines`` reads them: plain text, JSON lines or CoNLL-U blocks."""
+        for sentence in self.sentences(lines, source):
+            number = int(sentence.where.rsplit(":", 1)[1])
+            if sentence.error is None:
+                yield number, Example(sentence.tokens)
+            elif sentence.tokens or sentence.rows:  # else a blank line of plain text
+                yield number, DataError(sentence.error.removeprefix(f"{sentence.where}: "))
+
     # ------------------------------------------------------------ the JSON interface of Predictor.predict
 
     def to_example(self, line: str) -> Example:

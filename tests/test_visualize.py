@@ -304,6 +304,20 @@ def test_visualize_a_stack_transformer_dependency_parser(dependency_archive, mon
         assert_svg(folder / "tree.svg")
 
 
+def test_visualize_reads_conllu_as_predict_does(dependency_archive, monkeypatch, capsys, tmp_path):
+    """A CoNLL-U file was drawn line by line: `# sent_id = 1` was a sentence of five words, and each row another."""
+    conllu = tmp_path / "in.conllu"
+    conllu.write_text(
+        "# sent_id = a\n# text = Dogs bark .\n1\tDogs\t_\t_\t_\t_\t2\tnsubj\t_\t_\n2\tbark\t_\t_\t_\t_\t0\troot\t_\t_\n3\t.\t_\t_\t_\t_\t2\tpunct\t_\t_\n\n"
+        "1\tCats\t_\t_\t_\t_\t2\tnsubj\t_\t_\n2\tsleep\t_\t_\t_\t_\t0\troot\t_\t_\n\n"
+    )
+    code, _stdout, stderr = run(monkeypatch, capsys, "visualize", dependency_archive, conllu, "-o", tmp_path / "out", "--device", "cpu")
+    assert code == 0, stderr
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["sentence_1", "sentence_7"]  # each block at its first line
+    assert (tmp_path / "out" / "sentence_1" / "prediction.txt").read_text().startswith("tokens: Dogs bark .\n")
+    assert (tmp_path / "out" / "sentence_7" / "prediction.txt").read_text().startswith("tokens: Cats sleep\n")
+
+
 def test_an_amr_graph_has_a_node_per_variable_and_an_arrow_per_relation():
     pytest.importorskip("graphviz")
     from toolkit.visualization.structures import amr_digraph

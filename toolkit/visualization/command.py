@@ -14,6 +14,7 @@ skipped with one note for the run, not an error.
 
 import io
 from collections.abc import Callable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +33,11 @@ def require_plotting() -> None:
         raise ToolkitError('toolkit visualize needs matplotlib: pip install "parsing-toolkit[viz]"') from None
 
 
-def read_sentences(path: str | Path, max_sentences: int) -> list[tuple[int, str]]:
-    """The first *max_sentences* non-blank lines of *path*, with their line numbers."""
-    sentences = []
+def check_has_text(path: str | Path) -> None:
+    """Fail before the archive loads where *path* has nothing to draw."""
     with input_lines(path) as lines:
-        for number, line in enumerate(lines, start=1):
-            if line.strip():
-                sentences.append((number, line.strip()))
-                if len(sentences) == max_sentences:
-                    break
-    if not sentences:
-        raise DataError(f"{path}: no sentences to visualize (the file has no non-blank line)")
-    return sentences
+        if not any(line.strip() for line in lines):
+            raise DataError(f"{path}: no sentences to visualize (the file has no non-blank line)")
 
 
 class OnceNotes:
@@ -76,22 +70,21 @@ def visualize_archive(
     require_plotting()
     if not Path(archive).exists():
         raise ToolkitError(f"archive not found: {archive}")
-    sentences = read_sentences(input_path, max_sentences)
+    check_has_text(input_path)
     try:
         Path(output_dir).mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ToolkitError(f"cannot create the output directory {output_dir}: {error.strerror}") from None
     predictor = load_predictor(archive, device=device)
     notes = OnceNotes(note)
-    for number, line in sentences:
-        try:
-            example = predictor.to_example(line)
-        except DataError as error:
-            notes(f"{input_path}:{number}: skipped: {error}")
-            continue
-        directory = Path(output_dir) / f"sentence_{number}"
-        directory.mkdir(parents=True, exist_ok=True)
-        yield from draw_sentence(predictor.model, example, directory, notes)
+    with input_lines(input_path) as lines:  # read as `toolkit predict` reads them: a CoNLL-U file by its blocks
+        for number, example in islice(predictor.read_inputs(lines, str(input_path)), max_sentences):
+            if isinstance(example, DataError):
+                notes(f"{input_path}:{number}: skipped: {example}")
+                continue
+            directory = Path(output_dir) / f"sentence_{number}"
+            directory.mkdir(parents=True, exist_ok=True)
+            yield from draw_sentence(predictor.model, example, directory, notes)
 
 
 def draw_sentence(model: Model, example, directory: Path, notes: Note) -> Iterator[Path]:
