@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import Vocabulary
+from toolkit.errors import ConfigurationError
 from toolkit.grammars import AllExcept, BracketedGrammar
 from toolkit.grammars.bracketed import Arities
 from toolkit.metrics import parse_sexpr
@@ -173,3 +174,29 @@ def test_an_archive_rebuilds_the_fitted_arities_without_data():
     rebuilt = BracketedGrammar(restrict_arities=True, arities=grammar.arities.to_config())
     assert rebuilt.fit([Example(["q"], "( other a b c )")]) == {}  # given, the table wins over fitting
     assert rebuilt.arities.table == grammar.arities.table
+
+
+def test_copied_atoms_only_where_the_question_has_them():
+    """`ci0` was copied from the question by every target that has it; `flight` was not (its question
+    said "flights"), nor `e`, which no question has: only the copied atom is tied to its question.
+    """
+    pairs = [
+        ("flights from ci0", "( lambda $0 e ( and ( flight $0 ) ( from $0 ci0 ) ) )"),
+        ("ci0 flight", "( lambda $0 e ( and ( flight $0 ) ( from $0 ci0 ) ) )"),
+        ("to ci1", "( lambda $0 e ( to $0 ci1 ) )"),  # once only: too rare to tell
+    ]
+    grammar = BracketedGrammar(restrict_arities=True, copy_atoms=True)
+    assert grammar.fit([Example(question.split(), target) for question, target in pairs])["copied"] == ["ci0"]
+
+    def allowed_in_from(question: str):
+        state = grammar.initial_state(Example(question.split()))
+        for symbol in "( lambda $0 e ( from $0".split():
+            state = state.apply(symbol)
+        return state.allowed()
+
+    assert "ci0" in allowed_in_from("flights from ci0 please") and "ci1" in allowed_in_from("flights from ci0 please")
+    assert "ci0" not in allowed_in_from("flights from ci1") and {"$0", "e", "ci1"} <= allowed_in_from("flights from ci1")
+    with pytest.raises(ConfigurationError, match="^copy_atoms: copy_atoms needs restrict_arities"):
+        BracketedGrammar(copy_atoms=True)
+    rebuilt = BracketedGrammar(restrict_arities=True, arities=grammar.arities.to_config(), copy_atoms=True, copied=["ci0"])
+    assert rebuilt.fit([]) == {} and "ci0" not in rebuilt.initial_state(Example(["flights"])).allowed()

@@ -18,9 +18,13 @@ and decoding keeps to them (:class:`AritiesState`): after ``(`` only an operator
 only at an argument count training showed, an atom that never stood alone is never an argument,
 and every open bracket must still be completable, arguments included, within *max_length*.
 Rules of the logical language, learned rather than written, as a type system would give them.
+
+With ``copy_atoms`` as well, it learns which atoms training always copied from the question (the
+entity placeholders ``ci0``, ``st0``, ...: every target that has one has it in its question) and
+allows them only where the question has them.
 """
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -117,6 +121,18 @@ class Arities:
         return min((c - count for c in self.table.get(head, ()) if c >= count), default=None)
 
 
+def copied_atoms(pairs: Iterable[tuple[set[str], set[str]]], least: int = 2) -> frozenset[str]:
+    """From (question words, target atoms) pairs: the atoms that every target having them (at least
+    *least* targets) took from its question.
+    """
+    uses, copies = Counter(), Counter()
+    for words, atoms in pairs:
+        for atom in atoms:
+            uses[atom] += 1
+            copies[atom] += atom in words
+    return frozenset(atom for atom, count in uses.items() if count >= least and copies[atom] == count)
+
+
 Frame = tuple[str | None, int]  # an open bracket: its operator (None right after "(") and its arguments so far
 
 
@@ -130,6 +146,7 @@ class AritiesState(State):
     arities: Arities
     open: str = "("
     close: str = ")"
+    absent: frozenset[str] = frozenset()  # copied atoms this question does not have
     done: bool = False
 
     def symbols_to_finish(self, frames: Sequence[Frame]) -> int | None:
@@ -156,20 +173,22 @@ class AritiesState(State):
     def answer(self) -> Allowed:
         if self.done:
             return ()
+        leaves = self.arities.leaves - self.absent if self.absent else self.arities.leaves
         if not self.frames:
             if self.tokens:
                 return (EOS,)
-            return self.arities.leaves | ({self.open} if self.fits(((None, 0),)) else set())
+            return leaves | ({self.open} if self.fits(((None, 0),)) else set())
         *outer, (head, count) = self.frames
         if head is None:  # an operator whose fewest arguments still fit
             outside = (self.symbols_to_finish(self.frames) or 0) - (1 + self.arities.fewest_any + 1)
             budget = self.max_length - len(self.tokens) - 1 - 1 - outside  # the operator and ")" aside
-            return self.arities.heads_within[min(budget, len(self.arities.heads_within) - 1)] if budget >= 0 else frozenset()
+            heads = self.arities.heads_within[min(budget, len(self.arities.heads_within) - 1)] if budget >= 0 else frozenset()
+            return heads - self.absent if self.absent else heads
         allowed: set[str] = set()
         if count in self.arities.table[head]:
             allowed.add(self.close)
         if self.fits([*outer, (head, count + 1)]):
-            allowed |= self.arities.leaves
+            allowed |= leaves
         if self.fits([*outer, (head, count), (None, 0)]):
             allowed.add(self.open)
         return frozenset(allowed)
@@ -180,7 +199,7 @@ class AritiesState(State):
     def apply(self, symbol: str) -> "AritiesState":
         frames = self.frames
         if symbol == EOS:
-            return AritiesState(self.tokens, frames, self.max_length, self.arities, self.open, self.close, done=True)
+            return AritiesState(self.tokens, frames, self.max_length, self.arities, self.open, self.close, self.absent, done=True)
         if symbol == self.open:
             frames = frames + ((None, 0),)
         elif symbol == self.close:
@@ -191,7 +210,7 @@ class AritiesState(State):
             frames = frames[:-1] + ((symbol, 0),)
         elif frames:
             frames = frames[:-1] + ((frames[-1][0], frames[-1][1] + 1),)
-        return AritiesState(self.tokens + (symbol,), frames, self.max_length, self.arities, self.open, self.close)
+        return AritiesState(self.tokens + (symbol,), frames, self.max_length, self.arities, self.open, self.close, self.absent)
 
     def is_final(self) -> bool:
         return self.done
@@ -209,6 +228,9 @@ class BracketedGrammar(SequenceGrammar):
             (learned by :meth:`fit`; needs *head_first*).
         arities: that table itself (what training records in the run's config, so an archive
             rebuilds the same grammar); given, it wins over fitting.
+        copy_atoms: also allow the atoms training always copied from the question only where the
+            question has them (needs *restrict_arities*).
+        copied: that list, as training records it.
     """
 
     def __init__(
@@ -219,6 +241,8 @@ class BracketedGrammar(SequenceGrammar):
         head_first: bool = True,
         restrict_arities: bool = False,
         arities: dict[str, list[int]] | None = None,
+        copy_atoms: bool = False,
+        copied: list[str] | None = None,
     ):
         if max_length < 1:
             raise ConfigurationError(f"must be at least 1, got {max_length}", key="max_length")
@@ -226,18 +250,27 @@ class BracketedGrammar(SequenceGrammar):
             raise ConfigurationError("restrict_arities needs head_first: an operator is the first atom of its brackets", key="restrict_arities")
         super().__init__(max_length)
         self.open, self.close, self.head_first = open, close, head_first
-        self.restrict_arities = restrict_arities
+        if copy_atoms and not restrict_arities:
+            raise ConfigurationError("copy_atoms needs restrict_arities: the same learned state keeps to both", key="copy_atoms")
+        self.restrict_arities, self.copy_atoms = restrict_arities, copy_atoms
         self.arities = Arities(arities) if restrict_arities and arities is not None else None
+        self.copied = frozenset(copied) if copy_atoms and copied is not None else None
 
     def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
-        if not self.restrict_arities or self.arities is not None:
-            return {}
-        self.arities = Arities.of((self.oracle(example)[:-1] for example in examples if example.target is not None), self.open, self.close)
-        return {"arities": self.arities.to_config()}
+        fitted: dict[str, Any] = {}
+        targets = [example for example in examples if example.target is not None]
+        if self.restrict_arities and self.arities is None:
+            self.arities = Arities.of((self.oracle(example)[:-1] for example in targets), self.open, self.close)
+            fitted["arities"] = self.arities.to_config()
+        if self.copy_atoms and self.copied is None:
+            self.copied = copied_atoms((set(example.tokens), set(self.oracle(example))) for example in targets)
+            fitted["copied"] = sorted(self.copied)
+        return fitted
 
     def initial_state(self, example: Example) -> State:
         if self.arities is not None:
-            return AritiesState((), (), self.max_length, self.arities, self.open, self.close)
+            absent = self.copied - set(example.tokens) if self.copied else frozenset()
+            return AritiesState((), (), self.max_length, self.arities, self.open, self.close, absent)
         return self.derivation_state(example)
 
     def derivation_state(self, example: Example) -> BracketedState:
