@@ -200,3 +200,37 @@ def test_copied_atoms_only_where_the_question_has_them():
         BracketedGrammar(copy_atoms=True)
     rebuilt = BracketedGrammar(restrict_arities=True, arities=grammar.arities.to_config(), copy_atoms=True, copied=["ci0"])
     assert rebuilt.fit([]) == {} and "ci0" not in rebuilt.initial_state(Example(["flights"])).allowed()
+
+
+def test_a_trained_archive_decodes_with_the_constraints_it_learned(geo_slice, tmp_path):
+    """`toolkit train` with the learned constraints on: the tables go into config.json, and the archive,
+    loaded without the training data, decodes the questions within them.
+    """
+    import json
+
+    from tests.conftest import FIXTURES, REPO, train_archive
+    from toolkit.archive import load_archive
+    from toolkit.evaluation import predict
+
+    override = json.dumps({"grammar": {"type": "bracketed", "max_length": 60}, "trainer.num_epochs": 2})
+    archive = train_archive(
+        FIXTURES / "tiny_seq2seq.jsonnet",
+        tmp_path / "run",
+        geo_slice["train"],
+        geo_slice["test"],
+        "-o",
+        override,
+        "-o",
+        str(REPO / "jsonnet_configs/overrides/learned_constraints.jsonnet"),
+    )
+    grammar_config = json.loads((tmp_path / "run" / "config.json").read_text())["grammar"]
+    assert grammar_config["restrict_arities"] and grammar_config["arities"]["state:t"] == [1] and "s0" in grammar_config["copied"]
+    loaded = load_archive(archive)
+    grammar = loaded.model.grammar
+    assert grammar.arities.to_config() == grammar_config["arities"] and grammar.copied == frozenset(grammar_config["copied"])
+    examples = loaded.dataset_reader.read(geo_slice["test"])
+    for example, prediction in zip(examples, predict(loaded.model, examples)):
+        parse_sexpr(prediction)
+        for atom, counts in Arities.of([prediction.split()], "(", ")").table.items():
+            assert counts <= grammar.arities.table[atom], (atom, prediction)
+            assert atom not in grammar.copied or atom in example.tokens, (atom, example.tokens)
