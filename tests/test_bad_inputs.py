@@ -961,7 +961,7 @@ COMMAND_CASES = [
     ),
     Case(
         "serve-port-in-use",
-        "`--port` that another process listens on (uvicorn logged it after the model had loaded, and exited 0)",
+        "`--port` that another process listens on (uvicorn logged it after the model had loaded, and exited with status 3)",
         "`toolkit serve`, before the archive is loaded",
         "error: cannot listen on 127.0.0.1:…: Address already in use…",
         serve_on_a_taken_port,
