@@ -191,8 +191,8 @@ class DependencyPredictor(Predictor):
     def check(self, sentence: Sentence) -> Sentence:
         """Mark a sentence the model cannot parse: no words, or more than it can decode."""
         if sentence.error is None:
-            if not sentence.tokens:
-                self.fail(sentence, f"{sentence.where}: an empty sentence (no words to parse)")
+            if not sentence.tokens:  # recorded, not logged: blank lines between paragraphs are no mistake
+                sentence.error = f"{sentence.where}: an empty sentence (no words to parse)"
             elif len(sentence.tokens) > self.max_words:
                 self.fail(
                     sentence,

@@ -34,9 +34,8 @@ class Predictor(Registrable):
         """
         grammar = self.model.grammar
         if self.writes is not None and grammar.result_kind != self.writes:
-            name = next((name for name in Predictor.list_available() if Predictor.by_name(name) is type(self)), type(self).__name__)
             raise ConfigurationError(
-                f"the {name} predictor writes {self.writes}, and this archive's grammar ({type(grammar).__name__}) predicts "
+                f"the {self.registered_name()} predictor writes {self.writes}, and this archive's grammar ({type(grammar).__name__}) predicts "
                 f"{grammar.result_kind}: use the {grammar.default_predictor} predictor (the archive's default)"
             )
 

@@ -1012,7 +1012,7 @@ COMMAND_CASES = [
         "recover-changed-lr",
         "`--recover -o '{\"trainer.optimizer.lr\": 0.0001}'`",
         "`toolkit train --recover`",
-        "error: --recover: the config differs from the one the run in run was started with (trainer.optimizer.lr: 0.003 -> 0.0001); a recovered run continues that run as it was, so only trainer.num_epochs, trainer.max_minutes, …may change. Train the changed config into a new directory instead",
+        "error: --recover: the config differs from the one the run in run was started with (trainer.optimizer.lr: 0.003 -> 0.0001); a recovered run continues that run as it was, so only trainer.num_epochs, trainer.max_minutes, …may change: give the first run's -o overrides again, or train the changed config into a new directory",
         recover_error(lambda run_dir: None, '{"trainer.optimizer.lr": 0.0001}'),
     ),
     Case(

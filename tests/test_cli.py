@@ -191,3 +191,11 @@ def test_an_override_that_changes_a_type_replaces_the_object(ewt, monkeypatch, c
         assert code == 0, err
         report = json.loads(out)
         assert report["examples"] == 40 and report["exact_round_trips"] == 40  # arc_swap derives non-projective trees too
+
+
+def test_an_empty_override_overrides_nothing(data_env, monkeypatch, capsys):
+    """`-o "$EXTRA"` with nothing in EXTRA: as from_file reads an empty override, not a jsonnet syntax error."""
+    tree = '{"grammar.type": "lcrs_bfs"}'
+    code, out, err = run(monkeypatch, capsys, "oracle", CONFIG, data_env["train"], "-o", "", "-o", tree, "-o", "  \n")
+    assert code == 0, err
+    assert "trees_deeper_than_max_depth_32" in json.loads(out)  # the tree codec's report: the middle override was taken

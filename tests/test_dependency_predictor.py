@@ -59,6 +59,7 @@ def test_predict_plain_text(dependency_archive, tmp_path, monkeypatch, capsys, c
     assert len(sentences[1]) == 0 and sentences[1].metadata["error"] == f"{text}:2: an empty sentence (no words to parse)"
     assert len(sentences[2]) == 0 and "a sentence of 300 words is longer than this model can parse" in sentences[2].metadata["error"]
     assert f"{text}:3: a sentence of 300 words" in caplog.text  # also logged
+    assert f"{text}:2" not in caplog.text  # a blank line is no mistake: recorded, not logged
 
 
 def test_predict_conllu_with_bad_sentences(dependency_archive, ewt, tmp_path, monkeypatch, capsys):

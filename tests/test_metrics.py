@@ -5,6 +5,7 @@ import pytest
 
 import toolkit.metrics.logic_match as logic_match_module
 from toolkit.data.dependency_tree import DependencyTree
+from toolkit.data.example import Example
 from toolkit.errors import DataError
 from toolkit.metrics import ExactMatch, LogicMatch, Metric, canonical, parse_sexpr
 from toolkit.metrics.metric import check_golds
@@ -147,12 +148,12 @@ def test_a_metric_refuses_golds_it_cannot_score_in_one_line(name, kind):
     """Smatch gave 1.0 on dependency trees and logical forms (both sides unreadable, so equal); the text metrics raised TypeError."""
     metric = Metric.by_name(name)()
     if kind in SCORES[name]:
-        check_golds([metric], [GOLDS[kind]])
+        check_golds([metric], [Example([], GOLDS[kind])])
         metric([GOLDS[kind]], [GOLDS[kind]])  # and it scores a gold against itself
         assert max(metric.get_metric().values()) > 0
     else:
         with pytest.raises(DataError) as error:
-            check_golds([metric], [GOLDS[kind]])
+            check_golds([metric], [Example([], GOLDS[kind])])
         message = str(error.value)
         assert "\n" not in message and any(what in message for what in ("AMR graphs", "compares text", "dependency trees", "gold tags"))
 

@@ -69,6 +69,11 @@ class TestLookup:
         assert RegTestEncoder.is_registered("rnn")
         assert not RegTestEncoder.is_registered("lstm")
 
+    def test_registered_name_is_the_class_own_name_not_its_parents(self):
+        assert RegTestTransformer.registered_name() == "transformer"
+        assert RegTestTinyTransformer.registered_name() == "tiny_transformer"  # a subclass of a registered class
+        assert RegTestUnregistered.registered_name() == "RegTestUnregistered"
+
     def test_subclass_uses_nearest_ancestor_registry(self):
         assert RegTestRnn.by_name("transformer") is RegTestTransformer
 

@@ -72,6 +72,23 @@ def test_recover_applies_what_it_may_change_and_refuses_the_rest(geo_slice, tmp_
     assert load_archive(directory).config == load_archive(directory / "model.tar.gz").config  # the directory loads too
 
 
+def test_recover_that_forgets_an_override_names_it_in_a_short_message(geo_slice, tmp_path):
+    """The grammar's fit expands `restrict_arities` into a table of every operator (3 KB on ATIS); the
+    message must still be a line a user reads, and recovering with the override given again must work.
+    """
+    directory = tmp_path / "run"
+    constrained = {"grammar": {"type": "bracketed", "max_length": 60, "restrict_arities": True, "copy_atoms": True}}
+    train_model(params(geo_slice, **{"trainer.num_epochs": 1, **constrained}), directory)
+    assert len(json.loads((directory / "config.json").read_text())["grammar"]["arities"]) > 10  # fitted, and recorded
+    with pytest.raises(ConfigurationError) as error:
+        train_model(params(geo_slice, **{"trainer.num_epochs": 2, "grammar": {"type": "bracketed", "max_length": 60}}), directory, recover=True)
+    message = str(error.value)
+    assert "grammar.restrict_arities: True -> '(absent)'" in message and "give the first run's -o overrides again" in message
+    assert len(message) < 900 and "..." in message  # the fitted table is cut short
+    train_model(params(geo_slice, **{"trainer.num_epochs": 2, **constrained}), directory, recover=True)
+    assert json.loads((directory / "metrics.json").read_text())["training_epochs"] == 2
+
+
 def test_recover_without_an_earlier_run_is_an_error(geo_slice, tmp_path):
     with pytest.raises(ConfigurationError, match="holds no earlier run"):
         train_model(params(geo_slice), tmp_path / "empty", recover=True)

@@ -35,12 +35,15 @@ def _setup(include: tuple[str, ...]) -> None:
 
 
 def _params(config: str, overrides: tuple[str, ...]):
-    """The config with every ``-o`` merged in order (later ones win; a changed ``type`` replaces its object)."""
+    """The config with every ``-o`` merged in order (later ones win; a changed ``type`` replaces its object).
+
+    An empty ``-o`` (``-o "$EXTRA"`` with nothing in ``EXTRA``) overrides nothing, as in ``Params.from_file``.
+    """
     from toolkit.params import Params, evaluate_jsonnet, merge, unflatten
     from toolkit.registrable import keys_taken
 
     combined: dict = {}
-    for override in overrides:
+    for override in filter(str.strip, overrides):
         combined = merge(combined, unflatten(evaluate_jsonnet(override)), keys_taken)
     return Params.from_file(config, combined, keys_of=keys_taken)
 
@@ -114,7 +117,7 @@ def evaluate(
     loaded = _load(archive, device)
     extras = [(name, Metric.by_name(name)()) for name in extra_metrics]
     examples = loaded.dataset_reader.read(data, whole=True)
-    check_golds([*loaded.metrics, *(metric for _, metric in extras)], [example.target for example in examples[:1]])  # before decoding
+    check_golds([*loaded.metrics, *(metric for _, metric in extras)], examples)  # before decoding
     predictions = predict(loaded.model, examples, search=_search(beam_size))
     metrics = score(predictions, examples, loaded.metrics)
     for name, metric in extras:

@@ -112,6 +112,12 @@ class Registrable(FromParams):
         return names
 
     @classmethod
+    def registered_name(cls) -> str:
+        """The name *cls* is registered under (the first, if several), else its class name."""
+        entries = _registry_of(cls)
+        return next((name for name, (subclass, _) in entries.items() if subclass is cls), cls.__name__)
+
+    @classmethod
     def is_registered(cls, name: str) -> bool:
         """Whether *name* is in the registry *cls* uses."""
         return name in _registry_of(cls)

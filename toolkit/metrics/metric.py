@@ -8,6 +8,7 @@ from toolkit.errors import DataError
 from toolkit.registrable import Registrable
 
 if TYPE_CHECKING:
+    from toolkit.data.example import Example
     from toolkit.params import Params
 
 
@@ -75,11 +76,13 @@ def metrics_from_params(params: "Params") -> list[Metric]:
     return convert(params.pop("metrics", []), list[Metric], params.path("metrics"), {})
 
 
-def check_golds(metrics: Sequence[Metric], golds: Sequence[Any]) -> None:
-    """Every metric's :meth:`~Metric.check_gold` of the first gold (a data set's targets are all of one kind)."""
+def check_golds(metrics: Sequence[Metric], examples: Sequence["Example"]) -> None:
+    """Every metric's :meth:`~Metric.check_gold` of the first example's target (a data set's targets
+    are all of one kind), before any decoding, so a metric that cannot score them says so at once.
+    """
     for metric in metrics:
-        if golds:
-            metric.check_gold(golds[0])
+        if examples:
+            metric.check_gold(examples[0].target)
 
 
 def require_text(name: str, gold: Any) -> None:

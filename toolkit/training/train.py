@@ -21,6 +21,7 @@ The config's top level:
 import json
 import logging
 import os
+import reprlib
 import shutil
 import time
 from collections import Counter
@@ -150,13 +151,18 @@ def check_recovered_config(saved: dict, config: dict, directory: Path) -> None:
     """
     changed = [path for path in differences(saved, config) if not path.startswith(RECOVERABLE_KEYS)]
     if changed:
-        shown = "; ".join(f"{path}: {lookup(saved, path)!r} -> {lookup(config, path)!r}" for path in changed[:5])
+        shown = "; ".join(f"{path}: {SHORT.repr(lookup(saved, path))} -> {SHORT.repr(lookup(config, path))}" for path in changed[:5])
         more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
         raise ConfigurationError(
             f"--recover: the config differs from the one the run in {directory} was started with ({shown}{more}); a recovered "
-            f"run continues that run as it was, so only {', '.join(RECOVERABLE_KEYS)} may change. Train the changed config "
-            "into a new directory instead"
+            f"run continues that run as it was, so only {', '.join(RECOVERABLE_KEYS)} may change: give the first run's "
+            "-o overrides again, or train the changed config into a new directory"
         )
+
+
+# How a --recover message shows a value: a table that fit learned (grammar.arities) as its first entries, not 3 KB.
+SHORT = reprlib.Repr()
+SHORT.maxlevel, SHORT.maxdict, SHORT.maxlist, SHORT.maxstring, SHORT.maxother = 2, 3, 3, 40, 40
 
 
 def saved_config(directory: Path) -> dict:
@@ -302,7 +308,7 @@ def _train(params: Params, config: dict, directory: Path, recover: bool, compone
             os.replace(staging, vocab_dir)  # whole or absent: --recover reads it back
     model = Model.from_params(params.pop_object("model"), vocab=vocab, grammar=grammar)
     metrics = metrics_from_params(params)
-    check_golds(metrics, [example.target for example in (validation_examples or train_examples)[:1]])  # before any epoch
+    check_golds(metrics, validation_examples or train_examples)  # before any epoch
     trainer = Trainer.from_params(params.pop_object("trainer", {}))
     params.assert_empty("the config")
     if distributed.is_main:

@@ -69,7 +69,7 @@ class RecombinationStrategy(Registrable):
     @property
     def name(self) -> str:
         """The registered name, which augmented examples carry in ``meta["recombination"]``."""
-        return next(name for name in self.list_available() if self.resolve_class_name(name)[0] is type(self))
+        return self.registered_name()
 
     @abstractmethod
     def sample(self, examples: Sequence[Example], count: int, rng: random.Random, known: set[Pair]) -> list[Candidate]:
