@@ -4,7 +4,8 @@ Training never sees the grammar's masks (its loss is over the whole vocabulary),
 can be decoded with the grammar it was trained with and with the constraints fitted on its
 training file, and the two compared pair by pair, with no retraining and no seed noise:
 
-- ``bracketed``: the archive's own grammar (balanced brackets only);
+- ``bracketed``: balanced brackets only (what the archive decodes with unless it was trained with
+  the constraints on);
 - ``arities``: ``restrict_arities``, each operator's argument counts as training showed them;
 - ``arities+copy``: ``copy_atoms`` too, the atoms training always copied from the question only
   where the question has them.
@@ -52,9 +53,11 @@ def main() -> None:
     if not isinstance(model.grammar, BracketedGrammar):
         raise SystemExit(f"{args.archive}: its grammar is {type(model.grammar).__name__}, not bracketed")
     train, data = loaded.dataset_reader.read(args.train), loaded.dataset_reader.read(args.data)
-    grammars = {"bracketed": model.grammar}
-    for name, options in [("arities", {}), ("arities+copy", {"copy_atoms": True})]:
-        grammars[name] = BracketedGrammar(model.grammar.max_length, restrict_arities=True, **options)
+    own = model.grammar  # the rows below are made anew, so an archive trained with constraints is compared too
+    shape = {"max_length": own.max_length, "open": own.open, "close": own.close, "head_first": own.head_first}
+    grammars: dict[str, BracketedGrammar] = {}
+    for name, options in [("bracketed", {}), ("arities", {"restrict_arities": True}), ("arities+copy", {"restrict_arities": True, "copy_atoms": True})]:
+        grammars[name] = BracketedGrammar(**shape, **options)
         grammars[name].fit(train)
     arities = grammars["arities"].arities
     first = None
