@@ -274,7 +274,7 @@ def test_labeled_shift_words_are_fitted_on_training_data_and_required():
     grammar = Grammar.from_params({"type": "arc_swap", "labeled_shift_words": 2})
     with pytest.raises(ConfigurationError, match="grammar.labeled_shift_words needs the training words"):
         grammar.initial_state(FISH)
-    assert grammar.fit([FISH, BIRDS, Example("the the ate".split())]) == {"shift_words": ["the", "ate"]}
+    assert grammar.fit([FISH, BIRDS, Example("the the ate".split())]) == {"shift_words": ["the", "ate"], "max_swaps_per_word": 0.0}
     assert grammar.oracle(FISH)[1] == "SHIFT:ate"
     assert grammar.fit([FISH]) == {}  # fitted once; the recorded words win
     assert grammar.data_report([FISH]) == {"non_projective_trees": 0, "shift_words": 2, "labeled_shifts": 2}

@@ -132,6 +132,24 @@ def test_lazy_swap_oracle_swaps_less_than_the_eager_one():
         assert replay(grammar, HEARING).result() == HEARING.target
 
 
+def test_arc_swap_fit_learns_the_swap_budget_that_bounds_decoding_but_not_the_oracle():
+    grammar = system("arc_swap_eager")
+    assert grammar.fit([FISH, HEARING]) == {"max_swaps_per_word": 0.666667}  # HEARING: 6 swaps, 9 words
+    assert grammar.swap_budget(9) == 6 and grammar.max_actions(9) == 30 and grammar.swap_budget(4) == 3
+    assert replay(grammar, HEARING).result() == HEARING.target  # the budget lets the worst training tree through
+    tight = system("arc_swap_eager", max_swaps_per_word=0.5)  # 5 swaps for HEARING's 9 words: one short
+    state = tight.initial_state(HEARING)
+    for symbol in tight.oracle(HEARING):  # the oracle starts from derivation_state, unbounded: a held-out tree keeps its loss
+        if symbol == "SWAP" and state.swaps == 5:
+            assert "SWAP" not in state.allowed().moves and state.allowed().parse("SWAP") is None
+            break
+        state = state.apply(symbol)
+    else:
+        raise AssertionError("the sixth swap was never refused")
+    unfitted = system("arc_swap")
+    assert unfitted.max_actions(9) == 18 and unfitted.initial_state(HEARING).swap_budget is None  # as archives before the budget
+
+
 def test_projective_order_and_components_of_the_hearing_example():
     heads = HEARING.target.heads
     assert projective_order(heads) == [0, 1, 2, 5, 6, 7, 3, 4, 8, 9]
@@ -250,6 +268,9 @@ def test_configuration_errors():
         system("arc_swap", swap_oracle="sometimes")
     with pytest.raises(ConfigurationError, match="non_projective"):
         system("arc_swap", non_projective="skip")  # arc-swap builds every tree: the option does not exist
+    for rate in (-0.5, float("nan")):
+        with pytest.raises(ConfigurationError, match="^max_swaps_per_word: must be at least 0"):
+            system("arc_swap", max_swaps_per_word=rate)
     assert {"arc_standard", "arc_hybrid", "arc_swap"} <= set(Grammar.list_available())
 
 
@@ -380,6 +401,21 @@ def test_random_valid_actions_always_finish_with_a_well_formed_tree(n, name, dat
     assert len(projective_order(tree.heads)) == n + 1  # every word reached from the root: no cycles
     if name in PROJECTIVE_SYSTEMS:
         assert is_projective(tree.heads)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 9), st.sampled_from([0.0, 0.3, 1.0]), st.data())
+def test_random_arc_swap_walks_end_within_max_actions(n, rate, data):
+    """With a swap budget a parse surely ends within max_actions, so the predictor's word limit is true."""
+    grammar = system("arc_swap", max_swaps_per_word=rate)
+    state = grammar.initial_state(Example(["w"] * n))
+    for _ in range(grammar.max_actions(n)):
+        if state.is_final():
+            break
+        swaps = [action for action in state.allowed().expand(LABELS + ["root"]) if action == "SWAP"]
+        options = swaps or state.allowed().expand(LABELS + ["root"])  # swap whenever allowed: the longest walks
+        state = state.apply(data.draw(st.sampled_from(options)))
+    assert state.is_final() and state.swaps <= grammar.swap_budget(n)
 
 
 @st.composite

@@ -4,6 +4,12 @@
 - ``SWAP``: move ``s1`` back to the front of the buffer, valid when ``0 < s1 < s0`` in the
   sentence, so no pair is swapped back and every run ends (in O(n^2) actions).
 
+A parse has a swap budget, learned by ``fit``: the most swaps per word any training tree's oracle
+needed (``max_swaps_per_word``, recorded in the config), so a parse of *n* words takes at most
+``2 (n + ceil(rate * n))`` actions (a swapped word is shifted again), and the predictor's longest sentence for the search's ``max_steps``
+is one whose parse surely ends. (Unfitted, as in archives made before the budget, SWAP is unbounded
+and ``max_actions`` counts ``2n``.)
+
 The static oracle sorts the words into the tree's *projective order* (in-order traversal, in
 which the tree is projective) and parses that order arc-standard style: an arc when the gold tree
 has it and the dependent is complete, else SWAP when ``s0`` comes before ``s1`` in that order,
@@ -12,11 +18,13 @@ else SHIFT. The *eager* oracle swaps as soon as it may (Nivre, 2009); the *lazy*
 words can still be joined without reordering (Nivre, Kuhlmann & Hall, 2009), which needs fewer swaps.
 """
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from toolkit.errors import ConfigurationError
+from toolkit.data.example import Example
+from toolkit.errors import ConfigurationError, DataError
 from toolkit.grammars.grammar import Grammar
 from transition_systems.actions import SHIFT, SWAP, ValidActions
 from transition_systems.arc_standard import stack_arc_gold_action, stack_arc_transition, stack_arc_valid
@@ -67,18 +75,30 @@ class SwapGoldTree(GoldTree):
     component: tuple[int, ...] = ()
 
 
+@dataclass(frozen=True)
+class SwapConfiguration(Configuration):
+    """A configuration that counts its swaps against the parse's budget (``None``: unbounded)."""
+
+    swaps: int = 0
+    swap_budget: int | None = None
+
+
 @Grammar.register("arc_swap")
 class ArcSwap(TransitionSystem):
     """Arc-standard with SWAP (see the module docstring). Registered as ``"arc_swap"``.
 
     Args:
         swap_oracle: ``"lazy"`` (default, fewer swaps) or ``"eager"``.
+        max_swaps_per_word: the swap budget of a parse of *n* words is ``ceil(max_swaps_per_word * n)``;
+            ``fit`` sets it to what the training trees needed (0.5 on EWT with the lazy oracle, 1.62
+            with the eager one). ``None``: unbounded.
         root_label, single_root, labeled_shift_words, shift_words: as for every :class:`TransitionSystem`.
     """
 
     def __init__(
         self,
         swap_oracle: Literal["lazy", "eager"] = "lazy",
+        max_swaps_per_word: float | None = None,
         root_label: str | None = "root",
         single_root: bool = True,
         labeled_shift_words: int = 0,
@@ -86,20 +106,53 @@ class ArcSwap(TransitionSystem):
     ) -> None:
         if swap_oracle not in ("lazy", "eager"):
             raise ConfigurationError(f"must be 'lazy' or 'eager', got {swap_oracle!r}", key="swap_oracle")
+        if max_swaps_per_word is not None and not max_swaps_per_word >= 0:
+            raise ConfigurationError(f"must be at least 0 (or null: unbounded), got {max_swaps_per_word}", key="max_swaps_per_word")
         super().__init__(root_label, single_root, labeled_shift_words, shift_words)
-        self.swap_oracle = swap_oracle
+        self.swap_oracle, self.max_swaps_per_word = swap_oracle, max_swaps_per_word
 
-    def valid(self, config: Configuration) -> ValidActions:
+    configuration_class = SwapConfiguration
+
+    def swap_budget(self, words: int) -> int | None:
+        # less 0.01: fit rounds the rate up to 6 decimals, which must not add a swap (below 10,000 words)
+        return None if self.max_swaps_per_word is None else math.ceil(self.max_swaps_per_word * words - 0.01)
+
+    def max_actions(self, words: int) -> int:
+        return 2 * (words + (self.swap_budget(words) or 0))  # a swapped word is shifted again
+
+    def initial_state(self, example: Example) -> SwapConfiguration:
+        """Decoding's start: with the sentence's swap budget."""
+        return self.derivation_state(example).evolve(swap_budget=self.swap_budget(len(example.tokens)))
+
+    def derivation_state(self, example: Example) -> SwapConfiguration:
+        """The oracle's start: unbounded, so a held-out tree that needs more swaps than training's keeps its loss."""
+        return super().initial_state(example)
+
+    def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
+        """The labeled-SHIFT words, and the swap budget: the most swaps per word a training oracle takes."""
+        fitted = super().fit(examples)
+        if self.max_swaps_per_word is None:
+            rate = 0.0
+            for example in examples:
+                if example.tokens and example.target is not None:
+                    try:
+                        rate = max(rate, self.oracle(example).count(SWAP) / len(example.tokens))
+                    except DataError:  # a broken tree: reported where the training data is derived
+                        continue
+            self.max_swaps_per_word = fitted["max_swaps_per_word"] = math.ceil(rate * 1e6) / 1e6  # readable, never below
+        return fitted
+
+    def valid(self, config: SwapConfiguration) -> ValidActions:  # type: ignore[override]
         valid = stack_arc_valid(self, config)
         stack = config.stack
-        if len(stack) >= 3 and stack[-2] < stack[-1]:
+        if len(stack) >= 3 and stack[-2] < stack[-1] and (config.swap_budget is None or config.swaps < config.swap_budget):
             return valid.but(moves=valid.moves | {SWAP})
         return valid
 
-    def transition(self, config: Configuration, kind: str, label: str | None) -> Configuration:
+    def transition(self, config: SwapConfiguration, kind: str, label: str | None) -> Configuration:  # type: ignore[override]
         if kind == SWAP:
             stack = config.stack
-            return config.move(stack[:-2] + stack[-1:], stack[-2:-1] + config.buffer)
+            return config.move(stack[:-2] + stack[-1:], stack[-2:-1] + config.buffer, swaps=config.swaps + 1)
         return stack_arc_transition(config, kind, label)
 
     def gold_tree(self, heads: tuple[int, ...], labels: tuple[str, ...]) -> SwapGoldTree:

@@ -162,7 +162,7 @@ class TransitionSystem(Grammar):
     def walk(self, example: Example) -> tuple[list[str], list[Configuration]]:
         """The oracle's actions, and the configuration each is taken in."""
         gold = self.gold_tree(*self.oracle_tree(example))
-        config = self.initial_state(example)
+        config = self.derivation_state(example)
         actions: list[str] = []
         configurations: list[Configuration] = []
         limit = max(self.max_actions(len(example.tokens)), 2 * len(example.tokens) + len(example.tokens) ** 2)  # arc-swap's bound
