@@ -69,7 +69,7 @@ class AmrPredictor(Predictor):
 
     def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192):
         super().__init__(archive, search, max_tokens)
-        self.max_words = min(filter(None, [(self.search or self.model.search).max_steps // 2, self.model.encoder.max_length]))
+        self.max_words = min(filter(None, [(self.search or self.model.search).max_steps // 2, self.model.max_input_length]))
 
     # ------------------------------------------------------------ reading
 

@@ -102,8 +102,8 @@ class DependencyPredictor(Predictor):
         its actions (``grammar.max_actions(n)``, ``2n`` for the shipped systems) the search's
         ``max_steps`` and the decoder's positions.
         """
-        steps = min(filter(None, [(self.search or self.model.search).max_steps, self.model.decoder.max_length]))
-        words = self.model.encoder.max_length or steps
+        steps = min(filter(None, [(self.search or self.model.search).max_steps, self.model.max_output_length]))
+        words = self.model.max_input_length or steps
         limit = 0
         while limit < words and self.model.grammar.max_actions(limit + 1) <= steps:
             limit += 1

@@ -31,18 +31,21 @@ def load_predictor(
     device: str = "auto",
     beam_size: int | None = None,
     include_package: str | Sequence[str] = (),
+    ensemble: Sequence[str | Path] = (),
 ) -> Predictor:
     """The predictor of a ``model.tar.gz`` (or a training directory), ready for ``predict(text)``.
 
     *predictor* defaults to the one the archive's grammar names (``dependency`` for a transition
     system, ``amr``, ``tagger``, else ``semantic_parser``); *beam_size* replaces the model's own
     search with a beam of that size; *include_package* (one name or several) imports plugin packages first, as
-    ``--include-package`` does (archives import the plugins they record by themselves).
+    ``--include-package`` does (archives import the plugins they record by themselves); *ensemble*
+    names more archives of the same grammar and data to decode with, averaging their predictions
+    (:mod:`toolkit.models.ensemble`).
     """
     from predictors.predictor import Predictor, describe
-    from toolkit.archive import load_archive
     from toolkit.decoding import BeamSearch
     from toolkit.device import resolve_device
+    from toolkit.models.ensemble import load_ensemble
     from toolkit.plugins import import_plugins
 
     if not isinstance(archive, (str, os.PathLike)):
@@ -51,6 +54,8 @@ def load_predictor(
         raise TypeError(f"load_predictor's predictor is a registered name (a str, see `toolkit list Predictor`), not {describe(predictor)}")
     search = BeamSearch.of_size(beam_size)  # a bad argument fails before the archive is loaded
     import_plugins((include_package,) if isinstance(include_package, str) else tuple(include_package))  # one name, not its letters
-    loaded = load_archive(archive, resolve_device(device, "device"))
+    if isinstance(ensemble, (str, os.PathLike)) or not all(isinstance(path, (str, os.PathLike)) for path in ensemble):
+        raise TypeError(f"load_predictor's ensemble is a list of archive paths, not {describe(ensemble)}")
+    loaded = load_ensemble([archive, *ensemble], resolve_device(device, "device"))
     name = predictor or loaded.model.grammar.default_predictor
     return Predictor.by_name(name)(loaded, search=search)

@@ -25,6 +25,14 @@ def checked_device(context: click.Context, parameter: click.Parameter, name: str
 
 
 device_option = click.option("--device", default="auto", show_default=True, callback=checked_device, help="cpu, cuda, cuda:N or auto.")
+ensemble_option = click.option(
+    "--ensemble",
+    "ensemble",
+    multiple=True,
+    type=click.Path(),
+    metavar="ARCHIVE",
+    help="Decode with this archive too (same grammar and data), averaging the models' predictions; repeatable.",
+)
 beam_option = click.option("--beam-size", type=click.IntRange(min=1), default=None, help="Beam search with this beam (default: the model's search).")
 
 
@@ -54,11 +62,11 @@ def _search(beam_size: int | None):
     return BeamSearch.of_size(beam_size)
 
 
-def _load(archive: str, device: str):
-    from toolkit.archive import load_archive
+def _load(archive: str, device: str, ensemble: tuple[str, ...] = ()):
     from toolkit.device import resolve_device
+    from toolkit.models.ensemble import load_ensemble
 
-    return load_archive(archive, resolve_device(device, "--device"))
+    return load_ensemble([archive, *ensemble], resolve_device(device, "--device"))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -97,10 +105,18 @@ def train(config: str, serialization_dir: str, overrides: tuple[str, ...], recov
     "--metric", "extra_metrics", multiple=True, metavar="NAME", help="Also score with this registered metric (repeatable), e.g. both smatch and exact_smatch."
 )
 @beam_option
+@ensemble_option
 @device_option
 @include_option
 def evaluate(
-    archive: str, data: str, output_file: str | None, extra_metrics: tuple[str, ...], beam_size: int | None, device: str, include: tuple[str, ...]
+    archive: str,
+    data: str,
+    output_file: str | None,
+    extra_metrics: tuple[str, ...],
+    beam_size: int | None,
+    ensemble: tuple[str, ...],
+    device: str,
+    include: tuple[str, ...],
 ) -> None:
     """Score ARCHIVE on DATA; prints the metrics as one JSON object.
 
@@ -112,9 +128,9 @@ def evaluate(
     from toolkit.metrics.metric import Metric, check_golds
 
     if output_file:
-        check_writable(output_file, [data, archive])  # before the decoding, not after it
+        check_writable(output_file, [data, archive, *ensemble])  # before the decoding, not after it
     _setup(include)
-    loaded = _load(archive, device)
+    loaded = _load(archive, device, ensemble)
     extras = [(name, Metric.by_name(name)()) for name in extra_metrics]
     examples = loaded.dataset_reader.read(data, whole=True)
     check_golds([*loaded.metrics, *(metric for _, metric in extras)], examples)  # before decoding
@@ -137,10 +153,19 @@ def evaluate(
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False), default=None, help="Write the output here instead of stdout.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
 @beam_option
+@ensemble_option
 @device_option
 @include_option
 def predict(
-    archive: str, input_file: str, predictor: str | None, output_file: str | None, batch_size: int, beam_size: int | None, device: str, include: tuple[str, ...]
+    archive: str,
+    input_file: str,
+    predictor: str | None,
+    output_file: str | None,
+    batch_size: int,
+    beam_size: int | None,
+    ensemble: tuple[str, ...],
+    device: str,
+    include: tuple[str, ...],
 ) -> None:
     """Parse each line of INPUT (plain text or JSON; - for stdin); one JSON line out per line in.
 
@@ -150,8 +175,8 @@ def predict(
     from toolkit.files import check_writable, input_lines, open_output
 
     if output_file:
-        check_writable(output_file, [input_file, archive])
-    runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include)
+        check_writable(output_file, [input_file, archive, *ensemble])
+    runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include, ensemble=ensemble)
     with input_lines(input_file) as lines:
         sink = open_output(output_file) if output_file else sys.stdout
         try:

@@ -19,6 +19,7 @@ import importlib.util
 import json
 import logging
 import os
+import reprlib
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -314,3 +315,34 @@ def _retyped(old: dict[str, Any], old_type: str, new_type: str, keys_of: KeysOf 
     if dropped := sorted(set(old) - set(kept) - {"type"}):
         logger.info("override: %s is now %r, no longer %r, so it drops %s", path, new_type, old_type, ", ".join(f"{path}.{key}" for key in dropped))
     return kept
+
+
+def differences(a: object, b: object, path: str = "") -> list[str]:
+    """The key paths where two configs differ (``model.encoder.num_layers``)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [found for key in sorted(set(a) | set(b)) for found in differences(a.get(key, ABSENT), b.get(key, ABSENT), f"{path}{key}.")]
+    return [] if a == b else [path.rstrip(".")]
+
+
+ABSENT = "(absent)"
+
+
+def lookup(config: Mapping[str, Any], path: str) -> object:
+    """The value at a dotted key path of *config*, or ``ABSENT``."""
+    value: object = config
+    for key in path.split("."):
+        if not isinstance(value, Mapping) or key not in value:
+            return ABSENT
+        value = value[key]
+    return value
+
+
+# How a message shows a config value: a table that fit learned (grammar.arities) as its first entries, not 3 KB.
+SHORT = reprlib.Repr()
+SHORT.maxlevel, SHORT.maxdict, SHORT.maxlist, SHORT.maxstring, SHORT.maxother = 2, 3, 3, 40, 40
+
+
+def show_differences(a: Mapping[str, Any], b: Mapping[str, Any], paths: list[str], most: int = 5) -> str:
+    """``path: old -> new`` for the first *most* of *paths*, each value shortened, and how many more."""
+    shown = "; ".join(f"{path}: {SHORT.repr(lookup(a, path))} -> {SHORT.repr(lookup(b, path))}" for path in paths[:most])
+    return shown + (f" and {len(paths) - most} more" if len(paths) > most else "")

@@ -11,8 +11,9 @@ from typing import Any, Protocol
 
 import torch
 
+from toolkit.data.example import Example
 from toolkit.from_params import PositiveInt
-from toolkit.grammars.grammar import State
+from toolkit.grammars.grammar import Grammar, State
 from toolkit.registrable import Registrable
 
 
@@ -22,10 +23,16 @@ class DecodingContext(Protocol):
 
 
 class IncrementalModel(Protocol):
-    """What a search needs of a model; :class:`~toolkit.models.encoder_decoder.EncoderDecoder` provides it."""
+    """What a search needs of a model; :class:`~toolkit.models.encoder_decoder.EncoderDecoder` and
+    :class:`~toolkit.models.ensemble.Ensemble` provide it.
+    """
 
     pad_index: int
     bos_index: int
+    grammar: Grammar
+
+    def decoding_batch(self, examples: Sequence[Example]) -> dict[str, torch.Tensor]:
+        """The batch ``start_decoding`` reads for *examples* (their targets left out), on the model's device."""
 
     def start_decoding(self, batch: dict[str, torch.Tensor], use_cache: bool) -> DecodingContext: ...
 
@@ -49,3 +56,9 @@ class Search(Registrable):
 
     def search(self, model: IncrementalModel, batch: dict[str, torch.Tensor], states: Sequence[State]) -> list[State]:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    @torch.no_grad()
+    def results(self, model: IncrementalModel, examples: Sequence[Example]) -> list[Any]:
+        """Decode *examples* (one batch) from the grammar's initial states; each final state's result."""
+        states = [model.grammar.initial_state(example) for example in examples]
+        return [state.result() for state in self.search(model, model.decoding_batch(examples), states)]

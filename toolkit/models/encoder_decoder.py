@@ -198,10 +198,16 @@ class EncoderDecoder(WordModel):
     def symbols(self, indices: Sequence[int]) -> list[str]:
         return [self.target_tokens[i] for i in indices]
 
-    @torch.no_grad()
+    @property
+    def max_output_length(self) -> int | None:
+        """The most symbols the decoder can emit (``None``: any); a decoder with a position table says its size."""
+        return self.decoder.max_length
+
+    def decoding_batch(self, examples: Sequence[Example]) -> dict[str, Any]:
+        """The batch ``start_decoding`` reads for *examples*, on the model's device (their targets left out)."""
+        unlabelled = [Example(e.tokens, meta=e.meta, token_paths=e.token_paths) for e in examples]
+        return move_to_device(self.collate([self.index(e) for e in unlabelled]), self.device)
+
     def predict(self, examples: Sequence[Example], search: Search | None = None) -> list[Any]:
         """Decode *examples* (one batch) and return each final state's result."""
-        unlabelled = [Example(e.tokens, meta=e.meta, token_paths=e.token_paths) for e in examples]
-        batch = move_to_device(self.collate([self.index(e) for e in unlabelled]), self.device)
-        states = [self.grammar.initial_state(example) for example in examples]
-        return [state.result() for state in (search or self.search).search(self, batch, states)]
+        return (search or self.search).results(self, examples)

@@ -21,7 +21,6 @@ The config's top level:
 import json
 import logging
 import os
-import reprlib
 import shutil
 import time
 from collections import Counter
@@ -42,7 +41,7 @@ from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.metric import check_golds, metrics_from_params
 from toolkit.models.model import Model
 from toolkit.modules.token_embedders import TokenEmbedder
-from toolkit.params import Params
+from toolkit.params import Params, differences, show_differences
 from toolkit.plugins import write_plugins
 from toolkit.registrable import record_built
 from toolkit.training.checkpointer import CHECKPOINTS_DIR, Checkpointer
@@ -151,18 +150,11 @@ def check_recovered_config(saved: dict, config: dict, directory: Path) -> None:
     """
     changed = [path for path in differences(saved, config) if not path.startswith(RECOVERABLE_KEYS)]
     if changed:
-        shown = "; ".join(f"{path}: {SHORT.repr(lookup(saved, path))} -> {SHORT.repr(lookup(config, path))}" for path in changed[:5])
-        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
         raise ConfigurationError(
-            f"--recover: the config differs from the one the run in {directory} was started with ({shown}{more}); a recovered "
+            f"--recover: the config differs from the one the run in {directory} was started with ({show_differences(saved, config, changed)}); a recovered "
             f"run continues that run as it was, so only {', '.join(RECOVERABLE_KEYS)} may change: give the first run's "
             "-o overrides again, or train the changed config into a new directory"
         )
-
-
-# How a --recover message shows a value: a table that fit learned (grammar.arities) as its first entries, not 3 KB.
-SHORT = reprlib.Repr()
-SHORT.maxlevel, SHORT.maxdict, SHORT.maxlist, SHORT.maxstring, SHORT.maxother = 2, 3, 3, 40, 40
 
 
 def saved_config(directory: Path) -> dict:
@@ -170,24 +162,6 @@ def saved_config(directory: Path) -> dict:
         return json.loads((directory / CONFIG_NAME).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ConfigurationError(f"--recover: {directory / CONFIG_NAME} is damaged ({error}); the run cannot be continued") from None
-
-
-def differences(a: object, b: object, path: str = "") -> list[str]:
-    """The key paths where two configs differ (``model.encoder.num_layers``)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return [found for key in sorted(set(a) | set(b)) for found in differences(a.get(key, _ABSENT), b.get(key, _ABSENT), f"{path}{key}.")]
-    return [] if a == b else [path.rstrip(".")]
-
-
-_ABSENT = "(absent)"
-
-
-def lookup(config: dict, path: str) -> object:
-    for key in path.split("."):
-        if not isinstance(config, dict) or key not in config:
-            return _ABSENT
-        config = config[key]
-    return config
 
 
 @contextmanager
