@@ -770,6 +770,23 @@ def unknown_key_archive(env: Env) -> str:
     return env.cli_error("predict", archive, env.write({"input.txt": QUESTIONS}), "--device", "cpu")
 
 
+def ensemble_with(change: Callable[[dict], None]) -> Callable[[Env], str]:
+    """``toolkit predict ARCHIVE --ensemble OTHER``, OTHER the archive with *change* made to its config (manifest to match)."""
+
+    def check(env: Env) -> str:
+        def changed(name: str, data: bytes) -> bytes:
+            if name != "config.json":
+                return data
+            config = json.loads(data)
+            change(config)
+            return json.dumps(config).encode()
+
+        other = repacked_archive(env, "other.tar.gz", changed)
+        return env.cli_error("predict", env.archive(), env.write({"input.txt": QUESTIONS}), "--ensemble", other, "--device", "cpu")
+
+    return check
+
+
 def pretrained_archive(record: bytes) -> Callable[[Env], str]:
     """``toolkit predict`` on the seq2seq archive with *record* as its ``pretrained.json`` (manifest to match)."""
 
@@ -1205,6 +1222,37 @@ CONFIG_CASES = [
         "`toolkit predict`",
         "error: added.tar.gz is damaged: it holds notes.txt, which its manifest.json does not list",
         lambda env: predict_with(env, repacked_archive(env, "added.tar.gz", lambda name, data: data, manifest=False, extra={"notes.txt": b"hello"})),
+    ),
+    Case(
+        "ensemble-damaged-member",
+        "`--ensemble` names an archive with one byte flipped",
+        "`toolkit predict`",
+        "error: flipped.tar.gz is damaged: …",
+        lambda env: env.cli_error(
+            "predict", env.archive(), env.write({"input.txt": QUESTIONS}), "--ensemble", damaged_archive(env, "flipped.tar.gz", flip(lambda n: n // 2))
+        ),
+    ),
+    Case(
+        "ensemble-other-grammar",
+        "`--ensemble` names an archive trained with another grammar setting",
+        "`toolkit predict`",
+        "error: other.tar.gz was trained with another grammar than …model.tar.gz (grammar.max_length: 60 -> 40): the members of an ensemble "
+        "share it, and differ only under model",
+        ensemble_with(lambda config: config["grammar"].update(max_length=40)),
+    ),
+    Case(
+        "ensemble-other-symbols",
+        "`--ensemble` names an archive of the same grammar whose target vocabulary differs",
+        "`toolkit predict`",
+        "error: other.tar.gz predicts other symbols than …model.tar.gz (…, the first difference at position …): the members of an "
+        "ensemble are trained with the same grammar on the same data",
+        lambda env: env.cli_error(
+            "predict",
+            env.archive(),
+            env.write({"input.txt": QUESTIONS}),
+            "--ensemble",
+            repacked_archive(env, "other.tar.gz", lambda name, data: data.replace(b"\nstate:t\n", b"\nstates:t\n") if name.endswith("symbols.txt") else data),
+        ),
     ),
     Case(
         "unknown-device",
