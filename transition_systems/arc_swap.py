@@ -6,9 +6,9 @@
 
 A parse has a swap budget, learned by ``fit``: the most swaps per word any training tree's oracle
 needed (``max_swaps_per_word``, recorded in the config), so a parse of *n* words takes at most
-``2 (n + ceil(rate * n))`` actions (a swapped word is shifted again), and the predictor's longest sentence for the search's ``max_steps``
-is one whose parse surely ends. (Unfitted, as in archives made before the budget, SWAP is unbounded
-and ``max_actions`` counts ``2n``.)
+``2 (n + ceil(rate * n))`` actions (a swapped word is shifted again), and the predictor's longest
+sentence for the search's ``max_steps`` is one whose parse surely ends. (Unfitted, as in archives
+made before the budget, SWAP is unbounded and ``max_actions`` counts ``2n``.)
 
 The static oracle sorts the words into the tree's *projective order* (in-order traversal, in
 which the tree is projective) and parses that order arc-standard style: an arc when the gold tree

@@ -1,0 +1,56 @@
+"""Ensembles against their members, side by side in one process: scores and decoding speed.
+
+Each archive is decoded alone on DATA, then the ensembles of its first two, three, ... archives,
+as ``toolkit evaluate FIRST DATA --ensemble SECOND ...`` decodes them (the first archive's search
+unless ``--beam-size``). It prints every metric of the archives, sentences/s, and the speed as a
+ratio to the first archive alone:
+
+    python benchmarks/ensemble.py DATA ARCHIVE ARCHIVE [ARCHIVE ...] [--beam-size K] [--threads 1]
+
+The archives must share their grammar and data (they differ under ``model``: seeds, encoders).
+"""
+
+import argparse
+import time
+
+import torch
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("data")
+    parser.add_argument("archives", nargs="+")
+    parser.add_argument("--beam-size", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    if len(args.archives) < 2:
+        parser.error("give at least two archives")
+    torch.set_num_threads(args.threads)
+
+    from toolkit.archive import load_archive
+    from toolkit.decoding import BeamSearch
+    from toolkit.evaluation import predict, score
+    from toolkit.models.ensemble import ensemble_archive
+    from toolkit.plugins import import_plugins
+
+    import_plugins()
+    archives = [load_archive(path) for path in args.archives]
+    search = BeamSearch.of_size(args.beam_size)
+    examples = archives[0].dataset_reader.read(args.data, whole=True)
+    runs = [(path, archive) for path, archive in zip(args.archives, archives)]
+    runs += [(f"ensemble of the first {k}", ensemble_archive(archives[:k], args.archives[:k])) for k in range(2, len(archives) + 1)]
+
+    baseline = None
+    for name, archive in runs:
+        start = time.perf_counter()
+        metrics = score(predict(archive.model, examples, search=search), examples, archive.metrics)
+        speed = len(examples) / (time.perf_counter() - start)
+        if baseline is None:
+            baseline = speed
+            print(f"| archive | {' | '.join(metrics)} | sentences/s | speed ratio |\n|---|{'---|' * len(metrics)}---|---|")
+        shown = " | ".join(f"{100 * value:.2f}" for value in metrics.values())
+        print(f"| {name} | {shown} | {speed:,.1f} | {speed / baseline:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
