@@ -229,7 +229,7 @@ def test_projective_systems_projectivize_or_skip_non_projective_trees():
         assert skipping.data_report([HEARING, FISH]) == {"non_projective_trees": 1, "skipped_trees": 1}
         with pytest.raises(DataError, match=r"data.conllu:1: a non-projective tree"):
             skipping.oracle(HEARING)
-    assert system("arc_swap").data_report([HEARING, FISH]) == {"non_projective_trees": 1}
+    assert system("arc_swap").data_report([HEARING, FISH]) == {"non_projective_trees": 1, "swaps": 2, "max_swaps_per_word": 0.222222}
 
 
 def test_oracle_report_counts_skips_and_scores_the_oracle_trees():
@@ -240,6 +240,10 @@ def test_oracle_report_counts_skips_and_scores_the_oracle_trees():
     assert report["uas"] == pytest.approx(11 / 13) and report["las"] == pytest.approx(11 / 13)
     report = replay_oracle(system("arc_swap"), [HEARING, FISH])
     assert report["exact_round_trips"] == 2 and report["uas"] == report["las"] == 1.0
+    assert report["swaps"] == 2 and report["max_swaps_per_word"] == 0.222222 and "swap_budget_per_word" not in report  # HEARING: 2 of 9
+    eager = system("arc_swap_eager")
+    eager.fit([HEARING, FISH])  # as `toolkit oracle` fits it
+    assert replay_oracle(eager, [HEARING, FISH]).items() >= {"swaps": 6, "max_swaps_per_word": 0.666667, "swap_budget_per_word": 0.666667}.items()
 
 
 def test_oracle_errors_name_file_and_line():

@@ -19,7 +19,7 @@ words can still be joined without reordering (Nivre, Kuhlmann & Hall, 2009), whi
 """
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -132,15 +132,30 @@ class ArcSwap(TransitionSystem):
         """The labeled-SHIFT words, and the swap budget: the most swaps per word a training oracle takes."""
         fitted = super().fit(examples)
         if self.max_swaps_per_word is None:
-            rate = 0.0
-            for example in examples:
-                if example.tokens and example.target is not None:
-                    try:
-                        rate = max(rate, self.oracle(example).count(SWAP) / len(example.tokens))
-                    except DataError:  # a broken tree: reported where the training data is derived
-                        continue
+            rate = max((swaps / words for swaps, words in self.oracle_swaps(examples)), default=0.0)
             self.max_swaps_per_word = fitted["max_swaps_per_word"] = math.ceil(rate * 1e6) / 1e6  # readable, never below
         return fitted
+
+    def oracle_swaps(self, examples: Sequence[Example]) -> Iterator[tuple[int, int]]:
+        """(SWAPs, words) of the oracle of each tree in *examples*; broken trees are reported where data is derived."""
+        for example in examples:
+            if example.tokens and example.target is not None:
+                try:
+                    yield self.oracle(example).count(SWAP), len(example.tokens)
+                except DataError:
+                    continue
+
+    def data_report(self, examples: Sequence[Example]) -> dict[str, Any]:
+        """The counts of every transition system, and the swaps the oracle makes: in all, and the most per word
+        (the ``max_swaps_per_word`` that ``fit`` would learn from *examples*), beside the grammar's own budget.
+        """
+        counts = list(self.oracle_swaps(examples))
+        report = {
+            **super().data_report(examples),
+            "swaps": sum(swaps for swaps, _ in counts),
+            "max_swaps_per_word": round(max((swaps / words for swaps, words in counts), default=0.0), 6),
+        }
+        return report | ({"swap_budget_per_word": self.max_swaps_per_word} if self.max_swaps_per_word is not None else {})
 
     def valid(self, config: SwapConfiguration) -> ValidActions:  # type: ignore[override]
         valid = stack_arc_valid(self, config)
