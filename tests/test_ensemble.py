@@ -113,3 +113,13 @@ def test_a_missing_member_is_one_error_line(seq2seq_archive, tmp_path, monkeypat
     assert err.strip().splitlines() == [f"error: archive not found: {tmp_path / 'nothing.tar.gz'}"]
     with pytest.raises(TypeError, match="ensemble is a list of archive paths"):
         load_predictor(seq2seq_archive, ensemble=str(seq2seq_archive))
+
+
+def test_the_spacy_component_parses_with_an_ensemble(dependency_archive, second_dependency):
+    spacy = pytest.importorskip("spacy", reason="the spaCy component needs the spaCy extra")
+    nlp = spacy.blank("en")
+    component = nlp.add_pipe("toolkit_parser", config={"archive": str(dependency_archive), "ensemble": [str(second_dependency)]})
+    assert isinstance(component.predictor.model, Ensemble) and len(component.predictor.model.members) == 2
+    doc = nlp("The cat sat on the mat .")
+    expected = load_predictor(dependency_archive, ensemble=[second_dependency], device="cpu").predict_tokens([[token.text for token in doc]])[0]
+    assert [0 if token.head == token else token.head.i + 1 for token in doc] == list(expected.heads)

@@ -22,7 +22,7 @@ this package, so ``add_pipe`` works without importing the toolkit first.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy
 from spacy.attrs import DEP, HEAD
@@ -42,19 +42,21 @@ ROOT = "ROOT"  # spaCy's name for the root's relation
 LOOSE = "dep"  # a whitespace token's, or a word's that decoding left unattached
 
 
-@Language.factory(FACTORY, default_config={"archive": None, "device": "cpu", "beam_size": None, "batch_size": 32})
-def make_toolkit_parser(nlp: Language, name: str, archive: str | None, device: str, beam_size: int | None, batch_size: int) -> ToolkitParser:
+@Language.factory(FACTORY, default_config={"archive": None, "device": "cpu", "beam_size": None, "batch_size": 32, "ensemble": []})
+def make_toolkit_parser(
+    nlp: Language, name: str, archive: str | None, device: str, beam_size: int | None, batch_size: int, ensemble: list[str]
+) -> ToolkitParser:
     if not archive:
         raise ConfigurationError(f'the {FACTORY} component needs an archive: nlp.add_pipe("{FACTORY}", config={{"archive": PATH}})')
-    return ToolkitParser(name, archive, device=device, beam_size=beam_size, batch_size=batch_size)
+    return ToolkitParser(name, archive, device=device, beam_size=beam_size, batch_size=batch_size, ensemble=ensemble)
 
 
 class ToolkitParser:
     """The component: see the module docstring."""
 
-    def __init__(self, name: str, archive: str, device: str = "cpu", beam_size: int | None = None, batch_size: int = 32):
+    def __init__(self, name: str, archive: str, device: str = "cpu", beam_size: int | None = None, batch_size: int = 32, ensemble: Sequence[str] = ()):
         self.name, self.batch_size = name, batch_size
-        self.predictor = load_predictor(archive, device=device, beam_size=beam_size)
+        self.predictor = load_predictor(archive, device=device, beam_size=beam_size, ensemble=ensemble)
         grammar = self.predictor.model.grammar
         if isinstance(grammar, TransitionSystem):
             self.kind = "dependency"
