@@ -14,6 +14,7 @@ grammar, fitted the same way, and the target symbols in the same order: archives
 configs that differ only under ``model`` (seeds, encoders, sizes) on the same data.
 """
 
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from toolkit.grammars.grammar import State
 from toolkit.models.model import Model
 from toolkit.params import differences, show_differences
 
+logger = logging.getLogger(__name__)
 SHARED_CONFIG = ("grammar", "dataset_reader")  # what every member's config must agree on
 
 
@@ -136,4 +138,8 @@ def ensemble_archive(archives: Sequence[Archive], names: Sequence[str]) -> Archi
 def load_ensemble(paths: Sequence[str | Path], device: str | torch.device = "cpu") -> Archive:
     """The archive at ``paths[0]``, decoding together with those at the others when there are any."""
     archives = [load_archive(path, device) for path in paths]
-    return archives[0] if len(archives) == 1 else ensemble_archive(archives, [str(path) for path in paths])
+    if len(archives) == 1:
+        return archives[0]
+    ensemble = ensemble_archive(archives, [str(path) for path in paths])
+    logger.info("decoding with an ensemble of %d archives: %s", len(paths), ", ".join(map(str, paths)))
+    return ensemble
