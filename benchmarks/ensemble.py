@@ -1,11 +1,12 @@
 """Ensembles against their members, side by side in one process: scores and decoding speed.
 
-Each archive is decoded alone on DATA, then the ensembles of its first two, three, ... archives,
-as ``toolkit evaluate FIRST DATA --ensemble SECOND ...`` decodes them (the first archive's search
+Each archive is decoded alone on DATA, then each ensemble of ``--groups`` (archive numbers from 1,
+e.g. ``--groups 1,2 3,4 1,2,3,4``; by default the first two, three, ... archives), as
+``toolkit evaluate FIRST DATA --ensemble SECOND ...`` decodes them (the first archive's search
 unless ``--beam-size``). It prints every metric of the archives, sentences/s, and the speed as a
 ratio to the first archive alone:
 
-    python benchmarks/ensemble.py DATA ARCHIVE ARCHIVE [ARCHIVE ...] [--beam-size K] [--threads 1]
+    python benchmarks/ensemble.py DATA ARCHIVE ARCHIVE [ARCHIVE ...] [--groups 1,2 ...] [--beam-size K] [--threads 1]
 
 The archives must share their grammar and data (they differ under ``model``: seeds, encoders).
 """
@@ -20,6 +21,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("data")
     parser.add_argument("archives", nargs="+")
+    parser.add_argument("--groups", nargs="+", default=None, help="the ensembles to decode, each as archive numbers: 1,2 1,2,3")
     parser.add_argument("--beam-size", type=int, default=None)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
@@ -37,8 +39,12 @@ def main() -> None:
     archives = [load_archive(path) for path in args.archives]
     search = BeamSearch.of_size(args.beam_size)
     examples = archives[0].dataset_reader.read(args.data, whole=True)
-    runs = [(path, archive) for path, archive in zip(args.archives, archives)]
-    runs += [(f"ensemble of the first {k}", ensemble_archive(archives[:k], args.archives[:k])) for k in range(2, len(archives) + 1)]
+    runs = [(f"{number}. {path}", archive) for number, (path, archive) in enumerate(zip(args.archives, archives), start=1)]
+    groups = (
+        [[int(number) - 1 for number in group.split(",")] for group in args.groups] if args.groups else [list(range(k)) for k in range(2, len(archives) + 1)]
+    )
+    for group in groups:
+        runs.append((f"ensemble of {', '.join(str(i + 1) for i in group)}", ensemble_archive([archives[i] for i in group], [args.archives[i] for i in group])))
 
     baseline = None
     for name, archive in runs:
