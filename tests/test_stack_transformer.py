@@ -277,7 +277,14 @@ def test_labeled_shift_words_are_fitted_on_training_data_and_required():
     assert grammar.fit([FISH, BIRDS, Example("the the ate".split())]) == {"shift_words": ["the", "ate"], "max_swaps_per_word": 0.0}
     assert grammar.oracle(FISH)[1] == "SHIFT:ate"
     assert grammar.fit([FISH]) == {}  # fitted once; the recorded words win
-    assert grammar.data_report([FISH]) == {"non_projective_trees": 0, "shift_words": 2, "labeled_shifts": 2}
+    assert grammar.data_report([FISH]) == {
+        "non_projective_trees": 0,
+        "shift_words": 2,
+        "labeled_shifts": 2,
+        "swaps": 0,  # arc_swap's own counts: FISH is projective
+        "max_swaps_per_word": 0.0,
+        "swap_budget_per_word": 0.0,
+    }
     with pytest.raises(ConfigurationError, match="^shift_words: must be non-empty words"):
         Grammar.from_params({"type": "arc_standard", "shift_words": ["a b"]})
     with pytest.raises(ConfigurationError, match="^labeled_shift_words: must be >= 0"):
