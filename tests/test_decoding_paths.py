@@ -124,6 +124,34 @@ def test_fast_and_plain_searches_agree_on_every_grammar(name):
             assert model.predict(examples, fast) == model.predict(examples, plain)
 
 
+@pytest.mark.parametrize("steps", [1, 2])
+def test_attention_over_the_cache_block_equals_attention_over_the_written_positions(steps):
+    """Attention reads each layer's whole (N, H, capacity, d) block; stale keys and values past the written ones change nothing."""
+    from toolkit.modules.attention import MultiHeadAttention
+    from toolkit.modules.decoders.decoder import SelfAttentionCache
+
+    torch.manual_seed(0)
+    attention = MultiHeadAttention(16, 4).eval()
+    cache = SelfAttentionCache(layers=1, capacity=3)
+    for turn in range(4):  # grows twice, and reorders into its spare buffer and back
+        query = torch.randn(6, steps, 16)
+        new_keys, new_values = attention.project_keys_values(query)
+        keys, values, end = cache.extend(0, new_keys, new_values)
+        assert keys.is_contiguous() and keys.size(2) == cache.capacity >= end
+        expected = attention.attend(query, keys[:, :, :end], values[:, :, :end])
+        torch.testing.assert_close(attention.attend_prefix(query, keys, values, end), expected)
+        if turn == 3:  # unwritten keys may be anything (fresh memory); unwritten values only finite
+            assert end < cache.capacity
+            keys[:, :, end:], values[:, :, end:] = float("nan"), 1e30
+            torch.testing.assert_close(attention.attend_prefix(query, keys, values, end), expected)
+        cache.advance(steps)
+        cache.reorder(torch.tensor([5, 4, 3, 2, 1, 0]))  # every row moves: into the spare buffer, whose tail is stale
+    records = []
+    attention.recorder = lambda module, probabilities: records.append(probabilities)
+    attention.attend_prefix(query, keys, values, end)
+    assert records[0].shape == (6, 4, steps, end)  # what `toolkit visualize` draws: the written positions only
+
+
 def test_the_cache_copies_only_moved_rows_and_keeps_the_others():
     """A reorder that moves few rows writes in place; one that moves most swaps buffers; both give index_select's rows."""
     from toolkit.modules.decoders.decoder import SelfAttentionCache
@@ -138,7 +166,7 @@ def test_the_cache_copies_only_moved_rows_and_keeps_the_others():
     for index in ([0, 1, 1, 3, 4], [4, 3, 2, 0, 0], [2, 2]):  # one moved row, most rows, fewer rows
         before = cache.buffer[..., :3, :].clone()
         cache.reorder(torch.tensor(index))
-        torch.testing.assert_close(cache.buffer[..., :3, :], before[index], rtol=0, atol=0)
+        torch.testing.assert_close(cache.buffer[..., :3, :], before[:, :, index], rtol=0, atol=0)
 
 
 def test_a_shrinking_batch_moves_its_few_changed_rows_in_the_same_storage():
@@ -150,8 +178,8 @@ def test_a_shrinking_batch_moves_its_few_changed_rows_in_the_same_storage():
     cache.advance(3)
     storage, before = cache.buffer.data_ptr(), cache.buffer[..., :3, :].clone()
     cache.reorder(torch.tensor([0, 5, 2, 3]))  # rows 1 and 4 finished; the last row takes row 1's place
-    assert cache.buffer.data_ptr() == storage and cache.buffer.size(0) == 4
-    torch.testing.assert_close(cache.buffer[..., :3, :], before[[0, 5, 2, 3]], rtol=0, atol=0)
+    assert cache.buffer.data_ptr() == storage and cache.buffer.size(SelfAttentionCache.ROWS) == 4
+    torch.testing.assert_close(cache.buffer[..., :3, :], before[:, :, [0, 5, 2, 3]], rtol=0, atol=0)
     memory = torch.randn(6, 5)
     expected = memory[[0, 5, 2, 3]].clone()
     assert torch.equal(take_rows(memory, torch.tensor([0, 5, 2, 3])), expected)

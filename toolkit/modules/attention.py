@@ -32,6 +32,11 @@ class MultiHeadAttention(nn.Module):
         batch, length, dim = x.shape
         return x.view(batch, length, self.num_heads, dim // self.num_heads).transpose(1, 2)  # (B, H, L, d)
 
+    def merge_heads(self, heads: torch.Tensor) -> torch.Tensor:
+        """The heads' outputs (B, H, T, d), concatenated and projected: (B, T, D)."""
+        batch, _, length, _ = heads.shape
+        return self.output(heads.transpose(1, 2).reshape(batch, length, -1))
+
     def project_keys_values(self, source: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Keys and values of *source* (B, S, D), each (B, H, S, d): computed once per sentence for cross-attention."""
         keys, values = self.key_value(source).chunk(2, dim=-1)
@@ -53,9 +58,21 @@ class MultiHeadAttention(nn.Module):
         if self.recorder is not None:
             self.recorder(self, attention_probabilities(q, keys, mask, causal))
         dropout = self.dropout if self.training else 0.0
-        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, dropout_p=dropout, is_causal=causal)
-        batch, _, length, _ = out.shape
-        return self.output(out.transpose(1, 2).reshape(batch, length, -1))  # (B, T, D)
+        return self.merge_heads(F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, dropout_p=dropout, is_causal=causal))
+
+    def attend_prefix(self, query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, length: int) -> torch.Tensor:
+        """Attention of *query* (B, T, D) over the first *length* of the contiguous (B, H, C, d) *keys*/*values* of a cache.
+
+        Positions from *length* on get zero weight; their values must be finite (the cache keeps them
+        so). Two batched products over contiguous blocks beat the fused kernel over a strided slice.
+        """
+        q = self.split_heads(self.query(query))
+        if self.recorder is not None:
+            return self.attend_heads(q, keys[:, :, :length], values[:, :, :length])
+        scores = torch.matmul(q * q.size(-1) ** -0.5, keys.transpose(-1, -2))  # (B, H, T, C)
+        scores[..., length:] = float("-inf")
+        probs = F.dropout(scores.softmax(dim=-1), self.dropout, self.training)
+        return self.merge_heads(torch.matmul(probs, values))
 
     def forward(self, query: torch.Tensor, source: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False) -> torch.Tensor:
         keys, values = self.project_keys_values(source)

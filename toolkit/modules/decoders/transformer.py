@@ -43,10 +43,9 @@ class TransformerDecoderLayer(nn.Module):
 
         def self_attend(h):
             keys, values = self.self_attention.project_keys_values(h)  # (B, H, T, d)
-            if cache is not None:
-                keys, values = cache.extend(layer, keys, values)
-            # Incremental steps attend to every cached position; teacher forcing is causal.
-            return self.self_attention.attend(h, keys, values, causal=cache is None and h.size(1) > 1)
+            if cache is not None:  # incremental steps attend to every cached position
+                return self.self_attention.attend_prefix(h, *cache.extend(layer, keys, values))
+            return self.self_attention.attend(h, keys, values, causal=h.size(1) > 1)  # teacher forcing
 
         x = self.sublayer(0, x, self_attend)
         x = self.sublayer(1, x, lambda h: self.cross_attend(h, memory_kv, memory_mask))
