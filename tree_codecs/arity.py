@@ -6,6 +6,7 @@ several arities (``and/2``, ``and/3``) is several symbols. Labels may contain ``
 so only a final ``/`` followed by a canonical decimal number is the arity.
 """
 
+import functools
 import re
 
 _SYMBOL = re.compile(r"(?s)(.+)/(0|[1-9][0-9]*)")
@@ -20,6 +21,7 @@ def symbol(label: str, arity: int) -> str:
     return f"{label}/{arity}"
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a grammar's symbols are few, and a search splits each one at every step
 def split_symbol(text: str) -> tuple[str, int]:
     """The (label, arity) of a symbol; ``ValueError`` if *text* has no ``/digits`` suffix."""
     match = _SYMBOL.fullmatch(text)
