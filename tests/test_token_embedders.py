@@ -62,6 +62,24 @@ def test_words_are_split_into_the_tokenizers_pieces(bert_dir):
     assert inputs == {"piece_ids": PIECES, "piece_counts": [1, 2, 3, 2]}
 
 
+def test_a_stem_is_read_as_the_most_frequent_vocabulary_word_with_that_stem():
+    from toolkit.modules.token_embedders.pretrained_transformer import unstemmed_words
+
+    vocabulary = {"[PAD]": 0, "##ing": 3, "the": 5, "run": 7, "running": 8, "city": 10, "cities": 12, "arrived": 15, "arrive": 20}
+    vocabulary |= {"department": 25, "arrival": 30, "Ġairlines": 40, "▁airline": 45, "depart": 50, "ci0": 60}
+    assert unstemmed_words(vocabulary) == {"citi": "city", "arriv": "arrived", "airlin": "airlines"}  # lowest id; marks stripped
+    # "depart" and "run" are words themselves (not "department"); "##ing" and "ci0" are no words
+
+
+def test_unstem_changes_what_the_transformer_reads_and_nothing_else(bert_dir):
+    plain, unstemming = embedder(bert_dir), embedder(bert_dir, unstem=True)
+    assert unstemming.unstemmed == {}  # every stem of the tiny vocabulary's words is a word of it
+    unstemming.unstemmed["dg"] = "dog"
+    assert unstemming.example_inputs(Example(["the", "dg"]))["piece_ids"] == [ID["the"], ID["dog"]]
+    assert plain.example_inputs(Example(["the", "dg"]))["piece_ids"] != [ID["the"], ID["dog"]]
+    assert unstemming.example_inputs(Example(SENTENCE))["piece_ids"] == PIECES
+
+
 @pytest.mark.parametrize(
     "pooling, positions",  # the words' pieces sit at 1, 2-3, 4-6, 7-8 after [CLS]
     [("first", [[1], [2], [4], [7]]), ("last", [[1], [3], [6], [8]]), ("mean", [[1], [2, 3], [4, 5, 6], [7, 8]])],

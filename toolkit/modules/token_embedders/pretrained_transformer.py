@@ -72,6 +72,14 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         87 MB). ``"reference"`` (frozen only): its name and its weight files' SHA-256; loading reads
         the weights from *model_name* again, and refuses them in one line if they are missing or differ.
 
+    unstem : the words are Porter stems (GEO, ATIS and JOBS come stemmed with NLTK's stemmer:
+        ``arriv``, ``citi``, ``airlin``), which WordPiece splits into pieces it learned in other
+        words. The transformer then reads each word that is not a whole word of its vocabulary as the
+        most frequent vocabulary word with that stem (``arrived``, ``city``, ``airlines``; the lowest
+        id, since subword vocabularies are listed about by frequency). Words the vocabulary has stay
+        as they are (``depart``, not ``department``), as do words that are no stem of any (``ci0``).
+        Only the transformer's input changes; the word embedding and the grammar read the words.
+
     A word the tokenizer gives no subword at all (an empty string, a control character, a lone
     combining mark that normalisation strips) is read as the tokenizer's unknown token (its
     end-of-sequence or separator token if it has none), so it still gets a vector of its own.
@@ -92,6 +100,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         tokenizer_kwargs: dict[str, Any] | None = None,
         cache: bool = True,
         archive: Literal["copy", "reference"] = "copy",
+        unstem: bool = False,
     ):
         super().__init__()
         if pooling not in ("first", "last", "mean"):
@@ -133,6 +142,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         self.projection = nn.Linear(hidden_size, projection_dim) if projection_dim else None
         self.dropout = Dropout(dropout)
         self.output_dim = projection_dim or hidden_size
+        self.unstemmed = unstemmed_words(self.tokenizer.get_vocab()) if unstem else None
         self.cache: dict[tuple[tuple[int, ...], tuple[int, ...]], torch.Tensor] | None = {} if freeze and cache else None
         self.cache_in_eval = False  # set by the trainer while it validates: the validation set recurs every epoch
         if freeze:
@@ -152,6 +162,8 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         """Each word's subword ids; a word the tokenizer drops becomes the unknown token."""
         if not words:
             return []
+        if self.unstemmed is not None:
+            words = [self.unstemmed.get(word, word) for word in words]
         if self.tokenizer.is_fast:  # in context (a BPE tokenizer marks a word's leading space), then split by word_ids
             encoding = self.tokenizer(words, is_split_into_words=True, add_special_tokens=False, verbose=False)
             pieces: list[list[int]] = [[] for _ in words]
@@ -368,6 +380,28 @@ def load_transformer(model_name: str, local: bool, tokenizer_kwargs: dict[str, A
     if getattr(model.config, "is_encoder_decoder", False) and hasattr(model, "get_encoder"):
         model = model.get_encoder()
     return tokenizer, model
+
+
+def unstemmed_words(vocabulary: Mapping[str, int]) -> dict[str, str]:
+    """Porter stem -> the vocabulary's most frequent (lowest-id) whole word with that stem, for stems the vocabulary lacks as words.
+
+    Whole words are the alphabetic entries, less a BPE or SentencePiece word-start mark (``Ġ``,
+    ``▁``); WordPiece's continuations (``##ing``) are none.
+    """
+    from nltk.stem.porter import PorterStemmer  # imported here: only configs with unstem need it
+
+    stem = PorterStemmer().stem
+    words: dict[str, int] = {}
+    for entry, index in vocabulary.items():
+        word = entry.lstrip("Ġ▁")
+        if word.isalpha() and index < words.get(word, index + 1):
+            words[word] = index
+    best: dict[str, tuple[int, str]] = {}
+    for word, index in words.items():
+        key = stem(word)
+        if key not in words and (key not in best or index < best[key][0]):
+            best[key] = (index, word)
+    return {key: word for key, (_, word) in best.items()}
 
 
 def special_tokens(tokenizer: Any) -> tuple[list[int], list[int]]:
