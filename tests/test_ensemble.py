@@ -123,3 +123,23 @@ def test_the_spacy_component_parses_with_an_ensemble(dependency_archive, second_
     doc = nlp("The cat sat on the mat .")
     expected = load_predictor(dependency_archive, ensemble=[second_dependency], device="cpu").predict_tokens([[token.text for token in doc]])[0]
     assert [0 if token.head == token else token.head.i + 1 for token in doc] == list(expected.heads)
+
+
+def test_the_server_serves_an_ensemble_and_says_so(dependency_archive, second_dependency):
+    pytest.importorskip("starlette")
+    pytest.importorskip("httpx")
+    from starlette.testclient import TestClient
+
+    from toolkit.serving.app import create_app
+    from toolkit.serving.batcher import Batcher
+    from toolkit.serving.server import describe
+
+    predictor = load_predictor(dependency_archive, ensemble=[second_dependency], device="cpu")
+    info = describe(dependency_archive, predictor, "dependency", [second_dependency])
+    with TestClient(create_app(predictor, Batcher(predictor.predict_batch, batch_size=4), info)) as client:
+        assert client.get("/info").json()["ensemble"] == [str(second_dependency)]
+        sentences = ["The cat sat on the mat .", "Dogs bark"]
+        assert isinstance(predictor.model, Ensemble)
+        assert client.post("/predict", json={"inputs": sentences}).json() == {"outputs": [predictor.predict(sentence) for sentence in sentences]}
+        drawn = client.post("/draw", json={"input": "Dogs bark"}).json()
+        assert drawn["kind"] == "dependency" and drawn["svg"]

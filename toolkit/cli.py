@@ -195,10 +195,20 @@ def predict(
 @click.option("--max-wait-ms", type=click.FloatRange(min=0), default=0.0, show_default=True, help="How long a batch waits for more requests.")
 @click.option("--predictor", default=None, help="Predictor name (see `toolkit list Predictor`); default: the one the archive's grammar names.")
 @beam_option
+@ensemble_option
 @device_option
 @include_option
 def serve(
-    archive: str, host: str, port: int, batch_size: int, max_wait_ms: float, predictor: str | None, beam_size: int | None, device: str, include: tuple[str, ...]
+    archive: str,
+    host: str,
+    port: int,
+    batch_size: int,
+    max_wait_ms: float,
+    predictor: str | None,
+    beam_size: int | None,
+    ensemble: tuple[str, ...],
+    device: str,
+    include: tuple[str, ...],
 ) -> None:
     """Serve ARCHIVE over HTTP: a JSON API (/predict, /draw, /health, /info) and a page at / that draws the parse."""
     from toolkit import load_predictor
@@ -207,8 +217,8 @@ def serve(
 
     sock = listen(host, port)
     require_serve_extra()
-    runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include)
-    run_server(runner, predictor or runner.model.grammar.default_predictor, archive, sock, batch_size, max_wait_ms / 1000)
+    runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include, ensemble=ensemble)
+    run_server(runner, predictor or runner.model.grammar.default_predictor, archive, sock, batch_size, max_wait_ms / 1000, ensemble)
 
 
 @cli.command()

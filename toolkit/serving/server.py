@@ -2,6 +2,7 @@
 
 import logging
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,14 +11,15 @@ from toolkit.errors import ToolkitError
 logger = logging.getLogger(__name__)
 
 
-def describe(archive: str | Path, predictor, name: str) -> dict[str, Any]:
-    """What ``/info`` says of the model: where it came from, what it parses, how well it scored."""
+def describe(archive: str | Path, predictor, name: str, ensemble: Sequence[str | Path] = ()) -> dict[str, Any]:
+    """What ``/info`` says of the model: where it came from, what it parses, how well it scored (*archive*'s metrics; *ensemble*: the other members)."""
     from toolkit.archive import toolkit_version
 
     loaded, config = predictor.archive, predictor.archive.config
     search = predictor.search or predictor.model.search
     return {
         "archive": str(archive),
+        "ensemble": [str(path) for path in ensemble],
         "predictor": name,
         "grammar": config.get("grammar", {}).get("type", type(predictor.model.grammar).__name__),
         "model": config.get("model", {}).get("type"),
@@ -49,8 +51,8 @@ def require_serve_extra() -> None:
         raise ToolkitError(f'toolkit serve needs the serve extra ({error.name} is not installed): pip install "parsing-toolkit[serve]"') from None
 
 
-def serve(predictor, name: str, archive: str | Path, sock: socket.socket, batch_size: int, max_wait: float) -> None:
-    """Serve *predictor* (registered as *name*, loaded from *archive*) on the bound socket *sock* until stopped."""
+def serve(predictor, name: str, archive: str | Path, sock: socket.socket, batch_size: int, max_wait: float, ensemble: Sequence[str | Path] = ()) -> None:
+    """Serve *predictor* (registered as *name*, loaded from *archive* and the *ensemble* archives) on the bound socket *sock* until stopped."""
     require_serve_extra()
     import uvicorn
 
@@ -58,7 +60,7 @@ def serve(predictor, name: str, archive: str | Path, sock: socket.socket, batch_
     from toolkit.serving.batcher import Batcher
 
     batcher = Batcher(predictor.predict_batch, batch_size=batch_size, max_wait=max_wait)
-    app = create_app(predictor, batcher, describe(archive, predictor, name))
+    app = create_app(predictor, batcher, describe(archive, predictor, name, ensemble))
     host, port = sock.getsockname()[:2]
     logger.info("serving %s on http://%s:%d/ (batches of up to %d inputs)", archive, f"[{host}]" if ":" in host else host, port, batch_size)
     config = uvicorn.Config(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=None, access_log=False)
