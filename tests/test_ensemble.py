@@ -141,5 +141,5 @@ def test_the_server_serves_an_ensemble_and_says_so(dependency_archive, second_de
         sentences = ["The cat sat on the mat .", "Dogs bark"]
         assert isinstance(predictor.model, Ensemble)
         assert client.post("/predict", json={"inputs": sentences}).json() == {"outputs": [predictor.predict(sentence) for sentence in sentences]}
-        drawn = client.post("/draw", json={"input": "Dogs bark"}).json()
-        assert drawn["kind"] == "dependency" and drawn["svg"]
+        drawn = client.post("/draw", json={"input": "Dogs bark"}).json()  # the picture needs spaCy's displaCy
+        assert drawn["output"] == predictor.predict("Dogs bark") and (drawn["svg"] or "spaCy is not installed" in drawn["note"])
