@@ -205,3 +205,67 @@ def test_filling_from_the_end_keeps_every_row_and_moves_one_per_hole(rows):
     assert sorted(batch) == keep
     moved = [position for position, row in enumerate(batch) if row != position]
     assert len(moved) == sum(1 for position in range(len(keep)) if position not in rows)
+
+
+@pytest.mark.parametrize("name", ["lcrs_dfs", "sequence", "arc_standard"])
+def test_the_beam_decodes_open_hypotheses_only(name):
+    """Finished and dead hypotheses never reach the model, and the outputs are the plain beam's."""
+    model, examples = tiny_model(name)
+    expected = model.predict(examples, PlainBeam(beam_size=4, max_steps=80))
+    decode_step, rows = model.decode_step, []
+
+    def open_rows_only(prefix, context, states):
+        assert not any(state.is_final() for state in states)
+        rows.append(len(states))
+        return decode_step(prefix, context, states)
+
+    model.decode_step = open_rows_only
+    assert model.predict(examples, BeamSearch(beam_size=4, max_steps=80)) == expected
+    assert rows[0] == len(examples)  # the first step: one hypothesis per sentence, not beam_size identical ones
+
+
+@pytest.mark.parametrize(
+    ("sources", "reading", "order", "index", "same"),
+    [
+        ([0, 0, 1, 1], [7, 7, 7, 7], [0, 2, 1, 3], [0, 1, 0, 1], True),  # row 0 branches: its second child takes row 1
+        ([3, 1], [5, 5, 6, 6], [0, 1], [3, 1], False),  # rows 0 and 2 ended: row 1 stays, row 3 moves to row 0, which read another sentence
+        ([0, 1, 2], [0, 1, 2], [0, 1, 2], [0, 1, 2], True),  # nothing moves
+    ],
+)
+def test_keeping_the_open_rows_leaves_each_surviving_row_in_place(sources, reading, order, index, same):
+    from toolkit.decoding.beam import keep_rows
+
+    calls = []
+
+    class Context:
+        def reorder(self, index, same_sources=False):
+            calls.append((index.tolist(), same_sources))
+            return self
+
+    _, _, got = keep_rows(Context(), torch.tensor(sources), torch.tensor(reading))
+    assert got.tolist() == order
+    assert calls == ([] if index == list(range(len(reading))) else [(index, same)])
+
+
+@given(st.lists(st.integers(0, 11), min_size=1, max_size=24), st.lists(st.integers(0, 3), min_size=12, max_size=12))
+def test_keeping_rows_gives_each_hypothesis_its_source_row_and_copies_only_the_branches(sources, reading):
+    """Row j holds the source row of hypothesis order[j]; a row moves only where no hypothesis could stay in it."""
+    from toolkit.decoding.beam import keep_rows
+
+    seen = {}
+
+    class Context:
+        def reorder(self, index, same_sources=False):
+            seen.update(index=index, same=same_sources)
+            return self
+
+    sources_t, reading_t = torch.tensor(sources), torch.tensor(reading)
+    _, rows_read, order = keep_rows(Context(), sources_t, reading_t)
+    assert sorted(order.tolist()) == list(range(len(sources)))  # every hypothesis gets exactly one row
+    index = seen.get("index", torch.arange(len(reading)))
+    assert torch.equal(index, sources_t[order])
+    assert torch.equal(rows_read, reading_t[index])
+    can_stay = len({s for s in sources if s < len(sources)})
+    assert int((index != torch.arange(len(index))).sum()) == len(sources) - can_stay
+    if seen.get("same"):
+        assert torch.equal(reading_t[index], reading_t[: len(index)])

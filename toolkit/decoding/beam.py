@@ -10,7 +10,9 @@ from toolkit.from_params import PositiveInt
 class BeamSearch(Search):
     """Keeps the *beam_size* best partial outputs per sentence.
 
-    Finished hypotheses carry their score forward unchanged. The winner among finished
+    Finished hypotheses carry their score forward unchanged, and only the open ones are decoded:
+    the model's context holds a row per open hypothesis, in whatever order moves fewest rows
+    (:func:`keep_rows`). The winner among finished
     hypotheses is chosen by score / lp(length), with GNMT's ``lp = ((5 + length) / 6) ** length_penalty``
     (Wu et al., 2016); ``length_penalty = 0`` ranks by raw log-probability.
 
@@ -38,8 +40,6 @@ class BeamSearch(Search):
     def search(self, model, batch, states):
         beam = self.beam_size
         device = batch["source"].device
-        rows = torch.arange(len(states), device=device).repeat_interleave(beam)  # (N,) with N = B * K
-        context = model.start_decoding(batch, self.use_cache).reorder(rows)
         hypotheses = [state for state in states for _ in range(beam)]
         scores = torch.full((len(states), beam), float("-inf"), device=device)
         scores[:, 0] = 0.0  # all beams start identical: only the first one is live
@@ -47,6 +47,13 @@ class BeamSearch(Search):
         prefix = torch.full((len(states) * beam, 1), model.bos_index, dtype=torch.long, device=device)
         sentences = list(range(len(states)))  # the input position of each sentence still decoding
         winners: list = [None] * len(states)
+        # The model decodes only the open hypotheses (neither finished nor dead): a finished one
+        # extends by padding at no cost, and on tree codecs a third of the rows are finished.
+        # slot[r] is hypothesis r's row in the context (-1: none); `reading` is the sentence whose
+        # source each context row reads.
+        context = model.start_decoding(batch, self.use_cache)  # one row per sentence, its first hypothesis's
+        slot = torch.full((len(states) * beam,), -1, dtype=torch.long, device=device)
+        slot[::beam] = reading = torch.arange(len(states), device=device)
         for _ in range(self.max_steps):
             final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(-1, beam)  # (B, K)
             if self.early_stopping:  # drop the open hypotheses of sentences whose best one is finished
@@ -62,12 +69,15 @@ class BeamSearch(Search):
                 rows = (keep[:, None] * beam + torch.arange(beam, device=device)).view(-1)
                 sentences = [sentences[i] for i in keep.tolist()]
                 hypotheses = [hypotheses[i] for i in rows.tolist()]
-                scores, final, lengths, prefix = scores[keep], final[keep], lengths[keep], prefix[rows]
-                context = context.reorder(rows)
+                scores, final, lengths, prefix, slot = scores[keep], final[keep], lengths[keep], prefix[rows], slot[rows]
             batch_size, final = len(sentences), final.view(-1)
-            log_probs, context = model.decode_step(prefix, context, hypotheses)  # (N, V)
-            log_probs = log_probs.float().masked_fill(~model.allowed_mask(hypotheses), float("-inf"))
-            log_probs[final] = float("-inf")
+            live = (~final & torch.isfinite(scores.view(-1))).nonzero().flatten()  # never empty: finished sentences left
+            context, reading, order = keep_rows(context, slot[live], reading)
+            live = live[order]  # in the context's row order
+            live_states = [hypotheses[i] for i in live.tolist()]
+            live_log_probs, context = model.decode_step(prefix[live], context, live_states)  # (M, V)
+            log_probs = live_log_probs.new_full((len(hypotheses), live_log_probs.size(-1)), float("-inf"), dtype=torch.float)
+            log_probs[live] = live_log_probs.float().masked_fill(~model.allowed_mask(live_states), float("-inf"))
             log_probs[final, model.pad_index] = 0.0  # a finished hypothesis extends only by padding, at no cost
             vocab_size = log_probs.size(-1)
             candidates = (scores.view(-1, 1) + log_probs).view(batch_size, beam * vocab_size)
@@ -78,7 +88,9 @@ class BeamSearch(Search):
             hypotheses = [hypotheses[s].apply(symbols[i]) if extend[i] else hypotheses[s] for i, s in enumerate(source.tolist())]
             lengths = lengths.view(-1)[source].view(batch_size, beam) + (~final[source]).float().view(batch_size, beam)
             prefix = torch.cat([prefix[source], (chosen % vocab_size).view(-1, 1)], dim=1)
-            context = context.reorder(source, same_sources=True)  # backpointers stay within a sentence's beams
+            row_of_live = torch.full_like(slot, -1)
+            row_of_live[live] = torch.arange(len(live), device=device)
+            slot = row_of_live[source]  # a live hypothesis always extends a live one (its score is finite, it was not final)
         final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(-1, beam)
         for row, sentence in enumerate(sentences):  # max_steps reached
             winners[sentence] = hypotheses[row * beam + self.best(scores[row], final[row], lengths[row])]
@@ -97,3 +109,30 @@ class BeamSearch(Search):
             return int(scores.argmax())
         penalty = ((5.0 + lengths) / 6.0) ** self.length_penalty
         return int((scores / penalty).masked_fill(~final, float("-inf")).argmax())
+
+
+def keep_rows(context, sources: torch.Tensor, reading: torch.Tensor) -> tuple:
+    """*context* with a row for each of M hypotheses, the row of context row ``sources[i]`` for the i-th.
+
+    Row order is free, since the search knows which row is whose: the first hypothesis of each
+    context row that survives keeps that row where it is, and the others fill the rows left over,
+    so a step copies about as many rows as hypotheses branched or ended. Returns the context, the
+    sentence each row reads, and *order*: row j holds hypothesis ``order[j]``. Where every row reads
+    the source its position already read, the source side is kept as it is (``same_sources``).
+    """
+    rows, device = len(sources), sources.device
+    hypotheses = torch.arange(rows, device=device)
+    first = torch.full_like(reading, rows).scatter_reduce_(0, sources, hypotheses, reduce="amin")  # per old row: its first hypothesis
+    stayers = first[: min(rows, len(first))]
+    stayers = stayers[stayers < rows]
+    order = torch.full_like(sources, -1)
+    order[sources[stayers]] = stayers
+    movers = torch.ones(rows, dtype=torch.bool, device=device)
+    movers[stayers] = False
+    order[order < 0] = movers.nonzero().flatten()
+    index = sources[order]
+    if len(index) == len(reading) and torch.equal(index, hypotheses):
+        return context, reading, order
+    moved = reading[index]
+    same = rows <= len(reading) and torch.equal(moved, reading[:rows])
+    return context.reorder(index, same_sources=same), moved, order

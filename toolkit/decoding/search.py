@@ -19,7 +19,7 @@ from toolkit.registrable import Registrable
 
 class DecodingContext(Protocol):
     def reorder(self, index: torch.Tensor, same_sources: bool = False) -> "DecodingContext":
-        """Keep the hypotheses at *index*, in that order; *same_sources*: only among rows of one source."""
+        """Keep the hypotheses at *index*, in that order; *same_sources*: new row i reads the source old row i read."""
 
 
 class IncrementalModel(Protocol):

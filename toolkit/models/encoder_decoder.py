@@ -37,7 +37,7 @@ class EncoderDecoderContext:
     def reorder(self, index: torch.Tensor, same_sources: bool = False) -> "EncoderDecoderContext":
         cache = None if self.cache is None else self.cache.reorder(index, same_sources)
         if same_sources:
-            return EncoderDecoderContext(self.memory, self.memory_mask, cache)
+            return EncoderDecoderContext(self.memory[: len(index)], self.memory_mask[: len(index)], cache)
         return EncoderDecoderContext(self.memory.index_select(0, index), self.memory_mask.index_select(0, index), cache)
 
 

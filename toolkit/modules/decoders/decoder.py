@@ -140,13 +140,15 @@ class DecoderCache:
     def reorder(self, index: torch.Tensor, same_sources: bool = False) -> "DecoderCache":
         """Keep the hypotheses at *index* (N',), in that order (beam search's backpointers).
 
-        With *same_sources*, *index* only moves hypotheses among rows that encode the same source
-        (a sentence's beams), so the source-side tensors stay as they are instead of being copied.
+        With *same_sources*, each new row i reads the source old row i read (a sentence's beams
+        trading places, the last rows dropped), so the source-side tensors are kept, cut to N' rows,
+        instead of being copied.
         """
+        rows = len(index)
         pick = lambda pair: (take_rows(pair[0], index), take_rows(pair[1], index))  # noqa: E731
         return DecoderCache(
-            self.memory_mask if same_sources else self.memory_mask.index_select(0, index),
-            self.memory_keys_values if same_sources else [pick(kv) for kv in self.memory_keys_values],
+            self.memory_mask[:rows] if same_sources else self.memory_mask.index_select(0, index),
+            [(keys[:rows], values[:rows]) for keys, values in self.memory_keys_values] if same_sources else [pick(kv) for kv in self.memory_keys_values],
             self.self_attention.reorder(index),
             self.step,
             {name: tensor.index_select(0, index) for name, tensor in self.extra.items()},
