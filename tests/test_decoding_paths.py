@@ -92,6 +92,9 @@ CASES = {
     "arc_hybrid": ({"type": "arc_hybrid"}, EWT, {"type": "stack_transformer"}, False),
     "arc_swap": ({"type": "arc_swap"}, EWT, {"type": "stack_transformer"}, False),
     "amr": ({"type": "amr", "max_actions_per_token": 3.0}, AMR, {"type": "stack_transformer"}, False),
+    "arc_standard, state_mlp": ({"type": "arc_standard"}, EWT, {"type": "state_mlp", "input_dim": 16, "dropout": 0.0}, False),
+    "arc_swap, state_mlp": ({"type": "arc_swap"}, EWT, {"type": "state_mlp", "input_dim": 16, "stack": 2, "buffer": 2, "dropout": 0.0}, False),
+    "amr, state_mlp": ({"type": "amr", "max_actions_per_token": 3.0}, AMR, {"type": "state_mlp", "input_dim": 16, "dropout": 0.0}, False),
 }
 
 
@@ -106,8 +109,9 @@ def tiny_model(name: str, seed: int = 0):
     grammar.fit(examples)
     examples = [e for e in examples if not grammar.skips(e)]
     torch.manual_seed(seed)
+    decoder = decoder if decoder["type"] == "state_mlp" else {**SMALL, **decoder}  # state_mlp has no layers
     model = Model.from_params(
-        {"type": "encoder_decoder", "encoder": {"type": "transformer", **SMALL}, "decoder": {**SMALL, **decoder}, "label_smoothing": 0.0},
+        {"type": "encoder_decoder", "encoder": {"type": "transformer", **SMALL}, "decoder": decoder, "label_smoothing": 0.0},
         vocab=build_vocabulary(examples, grammar),
         grammar=grammar,
     )
@@ -207,7 +211,25 @@ def test_filling_from_the_end_keeps_every_row_and_moves_one_per_hole(rows):
     assert len(moved) == sum(1 for position in range(len(keep)) if position not in rows)
 
 
-@pytest.mark.parametrize("name", ["lcrs_dfs", "sequence", "arc_standard"])
+@pytest.mark.parametrize("name", ["arc_standard", "arc_standard, state_mlp", "amr"])
+def test_packed_and_padded_encoding_decode_alike(name, monkeypatch):
+    """In inference the encoder runs its position-wise layers on the words alone: the same states at every word, the same outputs."""
+    from toolkit.modules.encoders.transformer import TransformerEncoderLayer
+
+    model, examples = tiny_model(name)
+    batch = model.decoding_batch(examples)
+    assert not bool((batch["source"] != model.pad_index).all())  # the batch has padding to leave out
+    packed, mask = model.encode(batch["source"], batch)
+    packed_outputs = {search: model.predict(examples, search) for search in (GreedySearch(max_steps=80), BeamSearch(beam_size=3, max_steps=80))}
+    monkeypatch.setattr(TransformerEncoderLayer, "packs", property(lambda layer: False))
+    padded, _ = model.encode(batch["source"], batch)
+    torch.testing.assert_close(packed[mask], padded[mask])
+    assert not packed[~mask].any()  # padding states are zero, never read
+    for search, outputs in packed_outputs.items():
+        assert model.predict(examples, search) == outputs
+
+
+@pytest.mark.parametrize("name", ["lcrs_dfs", "sequence", "arc_standard", "arc_standard, state_mlp"])
 def test_the_beam_decodes_open_hypotheses_only(name):
     """Finished and dead hypotheses never reach the model, and the outputs are the plain beam's."""
     model, examples = tiny_model(name)

@@ -28,17 +28,18 @@ from toolkit.modules.encoders import Seq2SeqEncoder
 
 @dataclass
 class EncoderDecoderContext:
-    """What a search carries between steps: the encoded source, and the decoder cache if any."""
+    """What a search carries between steps: the decoder cache, or without one the encoded source."""
 
-    memory: torch.Tensor  # (N, S, D)
-    memory_mask: torch.Tensor  # (N, S)
+    memory: torch.Tensor | None  # (N, S, D); None with a cache, which holds what the decoder reads of it
+    memory_mask: torch.Tensor | None  # (N, S); None with a cache
     cache: DecoderCache | None
 
     def reorder(self, index: torch.Tensor, same_sources: bool = False) -> "EncoderDecoderContext":
-        cache = None if self.cache is None else self.cache.reorder(index, same_sources)
+        if self.cache is not None:
+            return EncoderDecoderContext(None, None, self.cache.reorder(index, same_sources))
         if same_sources:
-            return EncoderDecoderContext(self.memory[: len(index)], self.memory_mask[: len(index)], cache)
-        return EncoderDecoderContext(self.memory.index_select(0, index), self.memory_mask.index_select(0, index), cache)
+            return EncoderDecoderContext(self.memory[: len(index)], self.memory_mask[: len(index)], None)
+        return EncoderDecoderContext(self.memory.index_select(0, index), self.memory_mask.index_select(0, index), None)
 
 
 @Model.register("encoder_decoder")
@@ -138,7 +139,9 @@ class EncoderDecoder(WordModel):
 
     def start_decoding(self, batch: dict[str, Any], use_cache: bool) -> EncoderDecoderContext:
         memory, mask = self.encode(batch["source"], batch)
-        return EncoderDecoderContext(memory, mask, self.decoder.start(memory, mask) if use_cache else None)
+        if use_cache:  # the cache holds what the decoder reads of the source: reorders need not copy the memory too
+            return EncoderDecoderContext(None, None, self.decoder.start(memory, mask))
+        return EncoderDecoderContext(memory, mask, None)
 
     def decode_step(self, prefix: torch.Tensor, context: EncoderDecoderContext, states: Sequence[State]) -> tuple[torch.Tensor, EncoderDecoderContext]:
         """Next-symbol log-probabilities (N, V); without a cache the whole prefix is decoded again."""
@@ -153,7 +156,7 @@ class EncoderDecoder(WordModel):
         else:
             embedded = self.target_embedding(prefix[:, -1:]) * self.embedding_scale
             hidden, cache = self.decoder.step(embedded, context.cache, features)
-            hidden, context = hidden[:, -1], EncoderDecoderContext(context.memory, context.memory_mask, cache)
+            hidden, context = hidden[:, -1], EncoderDecoderContext(None, None, cache)
         return F.log_softmax(self.output_projection(hidden).float(), dim=-1), context
 
     def allowed_mask(self, states: Sequence[State]) -> torch.Tensor:

@@ -78,6 +78,19 @@ class MultiHeadAttention(nn.Module):
         keys, values = self.project_keys_values(source)
         return self.attend(query, keys, values, mask, causal)
 
+    def attend_packed(self, x: torch.Tensor, packing: "Packing", mask: torch.Tensor) -> torch.Tensor:
+        """Self-attention over the packed words *x* (T, D) of a padded batch; returns (T, D).
+
+        The projections run on the words alone; only the attention itself sees the padded
+        (B, H, S, d) layout, with padding keys masked by *mask* (B, 1, 1, S).
+        """
+        q = self.split_heads(packing.unpack(self.query(x)))
+        keys, values = map(self.split_heads, packing.unpack(self.key_value(x)).chunk(2, dim=-1))
+        if self.recorder is not None:
+            self.recorder(self, attention_probabilities(q, keys, mask))
+        heads = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)  # strided operands: faster here than copying them
+        return self.output(packing.pack(heads.transpose(1, 2).flatten(2)))
+
 
 def attention_probabilities(q: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False) -> torch.Tensor:
     """The (B, H, T, S) probabilities ``scaled_dot_product_attention`` weighs the values with (no dropout).
@@ -91,6 +104,29 @@ def attention_probabilities(q: torch.Tensor, keys: torch.Tensor, mask: torch.Ten
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask.float()
     return scores.softmax(dim=-1).nan_to_num(0.0)
+
+
+class Packing:
+    """The words of a padded batch, without its padding: position-wise layers then compute words only.
+
+    A batch of sentences sorted by length still pads most of them to its longest (predicting 200
+    EWT sentences, half the encoder's positions were padding), and the projections and
+    feed-forward blocks that are most of an encoder's arithmetic are position-wise. Packed, they run
+    on the T words alone; attention unpacks its projections to (B, S, ...) and packs its output.
+    """
+
+    def __init__(self, mask: torch.Tensor):
+        self.shape = mask.shape  # (B, S)
+        self.index = mask.flatten().nonzero().flatten()  # (T,): the words' places in the flattened batch
+
+    def pack(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, S, ...) -> (T, ...): the words only."""
+        return x.flatten(0, 1).index_select(0, self.index)
+
+    def unpack(self, x: torch.Tensor) -> torch.Tensor:
+        """(T, ...) -> (B, S, ...), zeros at the padding."""
+        padded = x.new_zeros(self.shape.numel(), *x.shape[1:]).index_copy_(0, self.index, x)
+        return padded.view(*self.shape, *x.shape[1:])
 
 
 def padding_mask(mask: torch.Tensor) -> torch.Tensor:

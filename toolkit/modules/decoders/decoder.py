@@ -132,10 +132,11 @@ class DecoderCache:
     """What incremental decoding keeps between steps; every tensor has the hypotheses on dim 0."""
 
     memory_mask: torch.Tensor  # (N, S)
-    memory_keys_values: list[tuple[torch.Tensor, torch.Tensor]]  # per layer, each (N, H, S, d)
+    memory_keys_values: list[tuple[torch.Tensor, ...]]  # per layer, what it reads of the source: a Transformer layer's keys and values, each (N, H, S, d)
     self_attention: SelfAttentionCache
     step: int = 0
     extra: dict[str, torch.Tensor] = field(default_factory=dict)  # decoder-specific state, e.g. the last node's position
+    shared: dict[str, torch.Tensor] = field(default_factory=dict)  # tensors no row owns (a table rows point into): reorders keep them
 
     def reorder(self, index: torch.Tensor, same_sources: bool = False) -> "DecoderCache":
         """Keep the hypotheses at *index* (N',), in that order (beam search's backpointers).
@@ -145,19 +146,20 @@ class DecoderCache:
         instead of being copied.
         """
         rows = len(index)
-        pick = lambda pair: (take_rows(pair[0], index), take_rows(pair[1], index))  # noqa: E731
+        pick = (lambda tensor: tensor[:rows]) if same_sources else (lambda tensor: take_rows(tensor, index))
         return DecoderCache(
             self.memory_mask[:rows] if same_sources else self.memory_mask.index_select(0, index),
-            [(keys[:rows], values[:rows]) for keys, values in self.memory_keys_values] if same_sources else [pick(kv) for kv in self.memory_keys_values],
+            [tuple(map(pick, tensors)) for tensors in self.memory_keys_values],
             self.self_attention.reorder(index),
             self.step,
             {name: tensor.index_select(0, index) for name, tensor in self.extra.items()},
+            self.shared,
         )
 
     def advanced(self, steps: int = 1, extra: dict[str, torch.Tensor] | None = None) -> "DecoderCache":
         """The cache after a decoder step of *steps* positions (every layer has written its keys and values)."""
         self.self_attention.advance(steps)
-        return DecoderCache(self.memory_mask, self.memory_keys_values, self.self_attention, self.step + steps, extra or {})
+        return DecoderCache(self.memory_mask, self.memory_keys_values, self.self_attention, self.step + steps, extra or {}, self.shared)
 
 
 class Decoder(nn.Module, Registrable):

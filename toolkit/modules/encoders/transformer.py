@@ -6,7 +6,7 @@ from torch import nn
 from toolkit.errors import ConfigurationError
 from toolkit.from_params import Lazy, PositiveInt
 from toolkit.modules import tree_positional_encoding  # noqa: F401 - registers the "tree" positional encoding
-from toolkit.modules.attention import MultiHeadAttention, padding_mask
+from toolkit.modules.attention import MultiHeadAttention, Packing, padding_mask
 from toolkit.modules.dropout import Dropout
 from toolkit.modules.encoders.encoder import Seq2SeqEncoder
 from toolkit.modules.feedforward import FeedForward
@@ -25,13 +25,19 @@ class TransformerEncoderLayer(nn.Module):
         self.dropout = Dropout(settings.dropout)
         self.norm_first = settings.norm_first
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, packing: Packing | None = None) -> torch.Tensor:
+        """*x* (B, S, D) with *mask* (B, 1, 1, S); or, with *packing*, the packed words (T, D)."""
+        attend = (lambda h: self.attention(h, h, mask)) if packing is None else (lambda h: self.attention.attend_packed(h, packing, mask))
         if self.norm_first:
-            h = self.norm_attention(x)
-            x = x + self.dropout(self.attention(h, h, mask))
+            x = x + self.dropout(attend(self.norm_attention(x)))
             return x + self.dropout(self.feedforward(self.norm_feedforward(x)))
-        x = self.norm_attention(x + self.dropout(self.attention(x, x, mask)))
+        x = self.norm_attention(x + self.dropout(attend(x)))
         return self.norm_feedforward(x + self.dropout(self.feedforward(x)))
+
+    @property
+    def packs(self) -> bool:
+        """Whether :meth:`forward` may run packed: plain multi-head attention (subclasses and phrase heads read the padded layout)."""
+        return type(self) is TransformerEncoderLayer and type(self.attention) is MultiHeadAttention
 
 
 @Seq2SeqEncoder.register("transformer")
@@ -93,11 +99,21 @@ class TransformerEncoder(Seq2SeqEncoder):
         return self.dropout(self.positions(embedded, token_paths))
 
     def forward(self, embedded: torch.Tensor, mask: torch.Tensor, token_paths: torch.Tensor | None = None) -> torch.Tensor:
+        """(B, S, D) states; in inference a batch with padding runs packed (:class:`Packing`), its padding states zero.
+
+        Training stays padded, so its dropout masks, and with them every seeded run, are as they were.
+        """
         x = self.embed_positions(embedded, token_paths)
         attention_mask = padding_mask(mask)  # (B, 1, 1, S)
+        if self.training or bool(mask.all()) or not all(layer.packs for layer in self.layers):
+            for layer in self.layers:
+                x = layer(x, attention_mask)
+            return self.final_norm(x)
+        packing = Packing(mask)
+        x = packing.pack(x)
         for layer in self.layers:
-            x = layer(x, attention_mask)
-        return self.final_norm(x)
+            x = layer(x, attention_mask, packing)
+        return packing.unpack(self.final_norm(x))
 
     def get_output_dim(self) -> int:
         return self.input_dim
