@@ -100,15 +100,21 @@ class ModelFlopsUtilization(TrainerCallback):
     def utilization(self, parameters: int, tokens_per_second: float, world_size: int) -> float | None:
         """The epoch's MFU, a share of at most 1, or ``None`` (logged) when no honest figure exists.
 
-        A share above 1 means the peak was measured while other work slowed the machine down: it
-        is measured again (the higher figure kept), and if training still outran it, left out.
+        A share above 1 means the peak was measured while other work slowed the machine down, or
+        that the formula overcounts this model (:func:`model_flops_utilization`: embedding lookups
+        and parameters that see only the source or only the target count for every token): the
+        peak is measured again (the higher figure kept), and if training still outran it, left out.
         """
         mfu = model_flops_utilization(parameters, tokens_per_second, self.peak_flops() * world_size)
         if mfu > 1 and not self.measured_again:  # once a run: each measurement takes a second
             self.measured_again = True
             mfu = model_flops_utilization(parameters, tokens_per_second, self.peak_flops(again=True) * world_size)
         if mfu > 1:
-            logger.warning("MFU left out: training ran faster than the matmul peak measured on this busy machine (%.1f GFLOP/s)", self.peak_flops() / 1e9)
+            logger.warning(
+                "MFU left out: 6 x parameters x tokens/s exceeds the matmul peak measured (%.1f GFLOP/s); the formula overcounts "
+                "a model whose parameters do not all see every token (embeddings, source-only layers), or other work slowed the measurement",
+                self.peak_flops() / 1e9,
+            )
             return None
         return round(mfu, 4)
 
