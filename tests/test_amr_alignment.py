@@ -87,6 +87,13 @@ def test_cue_words_of_abstract_and_modal_concepts():
     assert contrast == {"contrast-01": 0, "sleep-01": 2, "he": 1}
 
 
+def test_a_plural_demonstrative_aligns_its_singular_concept():
+    """AMR writes "these" and "those" as ``this`` and ``that``."""
+    figures = aligned("(t / think-01 :ARG1 (f / figure :mod (t2 / this)))", "think of these figures", "think of these figure")
+    assert figures == {"think-01": 0, "figure": 3, "this": 2}
+    assert aligned("(s / see-01 :ARG1 (s2 / star :mod (t / that)))", "see those stars", "see those star") == {"see-01": 0, "star": 2, "that": 1}
+
+
 def test_roles_degree_and_their_words_are_not_spelled_matches():
     friend = aligned(
         "(h / have-03 :ARG0 (i / i) :ARG1 (p / person :ARG0-of (h2 / have-rel-role-91 :ARG1 i :ARG2 (f / friend))))",

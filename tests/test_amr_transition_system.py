@@ -579,6 +579,11 @@ def test_positive_base_takes_off_a_negative_prefix(word, base):
         ("reflective", "reflect"),
         ("tiresome", "tire"),
         ("painter", "paint"),
+        ("error", "err"),  # an agent or result noun in -or: no undoubling, unlike "stopped"
+        ("creator", "create"),
+        ("survivor", "survive"),
+        ("actor", "act"),
+        ("door", None),  # a base under 3 letters
         ("bigger", "big"),
         ("boas", "boa"),
         ("glass", None),  # not a plural

@@ -55,6 +55,8 @@ PRONOUNS = {
     "it": {"it", "its", "itself"},
     "we": {"we", "us", "our", "ours", "ourselves"},
     "they": {"they", "them", "their", "theirs", "themselves"},
+    "this": {"this", "these"},  # AMR writes a demonstrative in the singular
+    "that": {"that", "those"},
 }
 PREFIX = 4
 ROLE_FRAMES = ("have-rel-role-91", "have-org-role-91")

@@ -4,7 +4,7 @@ AMR writes a manner adverb as its adjective (``crossly`` -> ``cross``, ``fairly`
 a participle or an ``-able``/``-ive``/``-some`` adjective as its verb's frame (``exhausted`` ->
 ``exhaust-01``, ``valuable`` -> ``value-02``, ``tiresome`` -> ``tire-03``), a quality noun as its
 adjective (``seriousness`` -> ``serious-01``, ``patience`` -> ``patient-01``), an agent noun as
-its verb (``painter`` -> ``paint-02``) and a noun in the singular even where the lemmatizer left
+its verb (``painter`` -> ``paint-02``, ``error`` -> ``err-01``) and a noun in the singular even where the lemmatizer left
 it plural (``boas`` -> ``boa``). A copy of that base, bare or with a sense, reaches concepts that
 training never saw, which ``PRED`` cannot make.
 
@@ -33,6 +33,7 @@ _VOWELS = "aeiou"
 _SHORT_CLOSED = re.compile(r"^[^aeiou]*[aeiou][^aeiouwxy]$")  # one syllable ending vowel + consonant: "hop", "lik", "tir"
 _E_AFTER = ("at", "bl", "iz", "us", "as", "is", "os", "ns", "c", "v", "u")
 _RESTORE_E = "+e"
+_RESTORE_E_ONLY = "+e, no undoubling"  # an agent noun's verb keeps its double letters: error -> err, mirror is no verb
 
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
 NEGATIVE_SUFFIXES = ("lessly", "lessness", "less")  # careless(ly): care-04 :polarity -
@@ -54,6 +55,7 @@ SUFFIXES: tuple[tuple[str, str], ...] = (  # suffix -> what replaces it; longest
     ("ly", ""),
     ("ed", _RESTORE_E),
     ("er", _RESTORE_E),
+    ("or", _RESTORE_E_ONLY),  # agent and result nouns: actor -> act, creator -> create, error -> err, survivor -> survive
     ("s", ""),  # a plural the lemmatizer missed; not after s, u or i (glass, thus, this)
 )
 
@@ -66,14 +68,14 @@ def derived_base(word: str) -> str | None:
     for suffix, replacement in SUFFIXES:
         if word.endswith(suffix) and not (suffix == "s" and word.endswith(("ss", "us", "is"))):
             stem = word[: -len(suffix)]
-            base = _restore_e(stem) if replacement == _RESTORE_E else stem + replacement
+            base = _restore_e(stem, undouble=replacement == _RESTORE_E) if replacement.startswith(_RESTORE_E) else stem + replacement
             return base if len(stem) >= 3 else None
     return None
 
 
-def _restore_e(stem: str) -> str:
+def _restore_e(stem: str, undouble: bool = True) -> str:
     """A verb whose ``e`` or doubled consonant the suffix took: ``isolat`` -> ``isolate``, ``stopp`` -> ``stop``, ``exhaust`` stays."""
-    if len(stem) >= 2 and stem[-1] == stem[-2] and stem[-1] not in _VOWELS + "lsz":
+    if undouble and len(stem) >= 2 and stem[-1] == stem[-2] and stem[-1] not in _VOWELS + "lsz":
         return stem[:-1]
     if stem.endswith(_E_AFTER) or _SHORT_CLOSED.match(stem):
         return stem + "e"
