@@ -128,6 +128,28 @@ def test_windowed_encoding_equals_unwindowed_when_the_input_fits_one_window(bert
     torch.testing.assert_close(windowed, whole, atol=1e-5, rtol=1e-4)
 
 
+def test_length_groups_keep_each_group_within_a_quarter_of_its_longest():
+    from toolkit.modules.token_embedders.pretrained_transformer import length_groups
+
+    groups = length_groups(torch.tensor([10, 2, 9, 3, 8]))
+    assert [group.tolist() for group in groups] == [[0, 2, 4], [3], [1]]
+
+
+def test_inference_runs_windows_in_groups_of_similar_length_with_the_same_vectors(bert_dir, monkeypatch):
+    """A batch of long and short sentences: the transformer sees each group cut to its longest, and the words get the vectors one call gives."""
+    from toolkit.modules.token_embedders import pretrained_transformer
+
+    module = embedder(bert_dir, layers="all", pooling="mean").eval()
+    sentences = [SENTENCE * 3, ["run"], SENTENCE, ["dogs", "run"]]
+    widths = []
+    real_forward = module.transformer.forward
+    module.transformer.forward = lambda **inputs: widths.append(tuple(inputs["input_ids"].shape)) or real_forward(**inputs)
+    grouped = embed(module, *sentences)
+    assert len(widths) > 1 and sum(rows for rows, _ in widths) == 4 and min(width for _, width in widths) < max(width for _, width in widths)
+    monkeypatch.setattr(pretrained_transformer, "length_groups", lambda lengths: [torch.arange(len(lengths))])
+    torch.testing.assert_close(embed(module, *sentences), grouped, atol=1e-5, rtol=1e-4)
+
+
 @pytest.mark.parametrize(
     "words, stride, expected_window",
     [
@@ -214,10 +236,10 @@ def test_validation_sentences_are_cached_while_the_trainer_validates_and_predict
     with caching_in_eval(model):
         first = embed(cached, validation, SENTENCE)
         again = embed(cached, SENTENCE, validation)  # the loss pass, then the decoding pass, then the next epoch
-    assert batches == [2] and len(cached.cache) == 2 and not cached.cache_in_eval
+    assert sum(batches) == 2 and len(cached.cache) == 2 and not cached.cache_in_eval  # sentences through the transformer
     torch.testing.assert_close(again, first.flip(0), atol=1e-5, rtol=1e-4)
     embed(cached, ["dogs", "run"])
-    assert batches == [2, 1] and len(cached.cache) == 2
+    assert sum(batches) == 3 and len(cached.cache) == 2
 
 
 def test_a_fine_tuned_transformer_has_its_own_learning_rate(bert_dir):
