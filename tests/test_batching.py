@@ -123,3 +123,22 @@ def test_predict_sizes_batches_by_hypotheses_and_keeps_the_input_order():
     model.search = BeamSearch(beam_size=4)  # the model's own search counts too
     predict(model, examples, max_tokens=80)
     assert model.batches == [10, 5, 5]
+
+
+def test_length_groups_keep_each_group_within_a_quarter_of_its_longest():
+    from toolkit.data.batching import length_groups
+
+    assert length_groups([10, 2, 9, 3, 8]) == [[0, 2, 4], [3], [1]]
+    assert length_groups([4, 4, 4]) == [[0, 1, 2]]
+    assert length_groups([]) == []
+
+
+@given(st.lists(st.integers(1, 60), min_size=1, max_size=80))
+def test_length_groups_cover_every_index_once_longest_first(lengths):
+    from toolkit.data.batching import length_groups
+
+    groups = length_groups(lengths)
+    assert sorted(i for group in groups for i in group) == list(range(len(lengths)))
+    firsts = [lengths[group[0]] for group in groups]
+    assert firsts == sorted(firsts, reverse=True)
+    assert all(0.75 * lengths[group[0]] <= lengths[i] <= lengths[group[0]] for group in groups for i in group)

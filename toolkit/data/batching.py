@@ -100,3 +100,20 @@ class TokenBudgetBatchSampler:
 
     def __len__(self) -> int:
         return len(self._batches())
+
+
+def length_groups(lengths: Sequence[int], ratio: float = 0.75) -> list[list[int]]:
+    """The indices of *lengths*, longest first, in groups whose lengths are all at least *ratio* times the group's first.
+
+    Padding each group to its own longest wastes at most a quarter of its positions, where one
+    batch of lengths 1 to 40 padded to 40 wastes half: how inference runs a batch through layers
+    whose cost is per padded position (a pretrained transformer, attention).
+    """
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    groups: list[list[int]] = []
+    for i in order:
+        if groups and lengths[i] >= ratio * lengths[groups[-1][0]]:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups

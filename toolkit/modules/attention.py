@@ -15,6 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from toolkit.data.batching import length_groups
+
 
 class MultiHeadAttention(nn.Module):
     recorder: Callable[["MultiHeadAttention", torch.Tensor], None] | None = None  # set per module to see its probabilities
@@ -78,18 +80,27 @@ class MultiHeadAttention(nn.Module):
         keys, values = self.project_keys_values(source)
         return self.attend(query, keys, values, mask, causal)
 
-    def attend_packed(self, x: torch.Tensor, packing: "Packing", mask: torch.Tensor) -> torch.Tensor:
+    def attend_packed(self, x: torch.Tensor, packing: "Packing") -> torch.Tensor:
         """Self-attention over the packed words *x* (T, D) of a padded batch; returns (T, D).
 
-        The projections run on the words alone; only the attention itself sees the padded
-        (B, H, S, d) layout, with padding keys masked by *mask* (B, 1, 1, S).
+        The projections run on the words alone; attention runs per group of similar lengths
+        (:class:`Packing`), each padded to its longest, its padding keys masked.
         """
-        q = self.split_heads(packing.unpack(self.query(x)))
-        keys, values = map(self.split_heads, packing.unpack(self.key_value(x)).chunk(2, dim=-1))
-        if self.recorder is not None:
-            self.recorder(self, attention_probabilities(q, keys, mask))
-        heads = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)  # strided operands: faster here than copying them
-        return self.output(packing.pack(heads.transpose(1, 2).flatten(2)))
+        queries, keys_values = self.query(x), self.key_value(x)
+        heads = x.new_empty(x.shape)
+        batch, length = packing.shape
+        recorded = None if self.recorder is None else x.new_zeros(batch, self.num_heads, length, length)  # (B, H, S, S), as unpacked
+        for rows, gather, inside, words in packing.groups:
+            q = self.split_heads(queries[gather])
+            keys, values = map(self.split_heads, keys_values[gather].chunk(2, dim=-1))
+            mask = None if bool(inside.all()) else inside[:, None, None, :]
+            if recorded is not None:
+                recorded[rows, :, : q.size(2), : q.size(2)] = attention_probabilities(q, keys, mask)
+            attended = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)
+            heads[words] = attended.transpose(1, 2).flatten(2)[inside]
+        if recorded is not None:
+            self.recorder(self, recorded)
+        return self.output(heads)
 
 
 def attention_probabilities(q: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False) -> torch.Tensor:
@@ -107,17 +118,28 @@ def attention_probabilities(q: torch.Tensor, keys: torch.Tensor, mask: torch.Ten
 
 
 class Packing:
-    """The words of a padded batch, without its padding: position-wise layers then compute words only.
+    """The words of a padded batch without its padding: position-wise layers then compute words only.
 
     A batch of sentences sorted by length still pads most of them to its longest (predicting 200
     EWT sentences, half the encoder's positions were padding), and the projections and
-    feed-forward blocks that are most of an encoder's arithmetic are position-wise. Packed, they run
-    on the T words alone; attention unpacks its projections to (B, S, ...) and packs its output.
+    feed-forward blocks that are most of an encoder's arithmetic are position-wise. Packed, they
+    run on the T words alone. Attention, whose cost grows with the padded length squared, runs on
+    groups of sentences of similar length (:func:`~toolkit.data.batching.length_groups`), each
+    padded to its own longest.
     """
 
     def __init__(self, mask: torch.Tensor):
         self.shape = mask.shape  # (B, S)
         self.index = mask.flatten().nonzero().flatten()  # (T,): the words' places in the flattened batch
+        lengths = mask.sum(dim=1)
+        starts = torch.cumsum(lengths, 0) - lengths  # each sentence's first word among the T
+        self.groups = []  # per group: its sentences (g,), gather (g, L) into the T words, its word mask (g, L), the T-rows its words fill
+        for rows in length_groups(lengths.tolist()):
+            rows = torch.tensor(rows, device=mask.device)
+            words = torch.arange(int(lengths[rows[0]]), device=mask.device)
+            inside = words < lengths[rows, None]
+            gather = (starts[rows, None] + words).masked_fill(~inside, 0)  # a padding position reads word 0: finite, masked
+            self.groups.append((rows, gather, inside, gather[inside]))
 
     def pack(self, x: torch.Tensor) -> torch.Tensor:
         """(B, S, ...) -> (T, ...): the words only."""

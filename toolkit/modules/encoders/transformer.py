@@ -27,7 +27,7 @@ class TransformerEncoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor, packing: Packing | None = None) -> torch.Tensor:
         """*x* (B, S, D) with *mask* (B, 1, 1, S); or, with *packing*, the packed words (T, D)."""
-        attend = (lambda h: self.attention(h, h, mask)) if packing is None else (lambda h: self.attention.attend_packed(h, packing, mask))
+        attend = (lambda h: self.attention(h, h, mask)) if packing is None else (lambda h: self.attention.attend_packed(h, packing))
         if self.norm_first:
             x = x + self.dropout(attend(self.norm_attention(x)))
             return x + self.dropout(self.feedforward(self.norm_feedforward(x)))

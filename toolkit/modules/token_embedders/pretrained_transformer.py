@@ -12,6 +12,7 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
+from toolkit.data.batching import length_groups
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError
 from toolkit.from_params import PositiveFloat, PositiveInt, Probability
@@ -280,8 +281,9 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         if self.training or len(windows) < 2:
             return self.run_windows(windows, lengths)
         hidden = None
-        for group in length_groups(lengths):
-            longest = int(lengths[group[0]])
+        for rows in length_groups(lengths.tolist()):
+            group = torch.tensor(rows, device=windows.device)
+            longest = int(lengths[rows[0]])
             part = self.run_windows(windows[group, :longest], lengths[group])
             if hidden is None:
                 hidden = part.new_zeros(len(windows), windows.size(1), *part.shape[2:])
@@ -398,22 +400,6 @@ def load_transformer(model_name: str, local: bool, tokenizer_kwargs: dict[str, A
     if getattr(model.config, "is_encoder_decoder", False) and hasattr(model, "get_encoder"):
         model = model.get_encoder()
     return tokenizer, model
-
-
-def length_groups(lengths: torch.Tensor, ratio: float = 0.75) -> list[torch.Tensor]:
-    """The indices of *lengths* in groups, longest first, each holding lengths of at least *ratio* times its first.
-
-    Padding each group to its own longest wastes at most a quarter of its positions, where one
-    batch of lengths 1 to 40 pads to 40 and wastes half.
-    """
-    order = lengths.argsort(descending=True, stable=True)
-    ordered = lengths[order].tolist()
-    groups, start = [], 0
-    for i in range(1, len(ordered) + 1):
-        if i == len(ordered) or ordered[i] < ratio * ordered[start]:
-            groups.append(order[start:i])
-            start = i
-    return groups
 
 
 def unstemmed_words(vocabulary: Mapping[str, int]) -> dict[str, str]:
