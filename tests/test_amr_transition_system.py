@@ -110,17 +110,19 @@ def test_allowed_is_hashable_and_keeps_the_graph_well_formed():
 
 
 def test_concepts_no_rule_aligns_are_open_to_every_lemma():
-    """A concept the aligner force-aligned in training (no word spells ``exemplify-01``) is allowed at any
-    lemma after fitting, while one a rule aligned (``-`` at ``not``) stays with its lemma.
+    """With labels tied to lemmas (``open_label_lemmas: 5``), a concept the aligner force-aligned in training (no word
+    spells ``exemplify-01``) is allowed at any lemma after fitting, while one a rule aligned (``-`` at ``not``) stays
+    with its lemma; by default every label training made is open.
     """
     forced = example(
         "He might call it , for example , Bob .",
         "he might call it , for example , bob .",
         "(c / call-01 :ARG0 (h / he) :ARG1 (i / it) :ARG0-of (e / exemplify-01))",
     )
-    fitted = AmrTransitionSystem().fit([forced, NEGATION])
+    fitted = AmrTransitionSystem(open_label_lemmas=5).fit([forced, NEGATION])
     assert "exemplify-01" in fitted["open_labels"] and "-" not in fitted["open_labels"]
-    assert AmrTransitionSystem(open_forced_share=0).fit([forced, NEGATION])["open_labels"] == []
+    assert AmrTransitionSystem(open_label_lemmas=5, open_forced_share=0).fit([forced, NEGATION])["open_labels"] == []
+    assert {"exemplify-01", "-"} <= set(AmrTransitionSystem().fit([forced, NEGATION])["open_labels"])  # the default opens every label
     fitted_system = AmrTransitionSystem(**{key: value for key, value in fitted.items() if key != "frames"})
     elsewhere = fitted_system.initial_state(Example(["table"], meta={"lemmas": ("table",)})).allowed()
     assert "PRED:exemplify-01" in elsewhere and "PRED:-" not in elsewhere
@@ -140,7 +142,7 @@ def test_close_needs_a_connected_graph_with_a_top():
 
 
 def test_pred_labels_are_restricted_to_those_seen_with_the_lemma():
-    system = AmrTransitionSystem()
+    system = AmrTransitionSystem(open_label_lemmas=5)  # labels tied to their lemmas (the default opens them all)
     # go-02 is a copy (COPY_LEMMA:02), whose label is recorded too
     fitted = system.fit([REENTRANCY, NEGATION])
     assert fitted.pop("frames") == CUE_FRAMES  # no dictionaries: the cue words' frames alone
@@ -605,7 +607,7 @@ def test_numbers_concepts_of_adjacent_words_and_comparatives_that_training_never
     other sentences rebuilds these graphs exactly, where it used to relabel them.
     """
     seen_more = example("I want more .", "i want more .", "(w / want-01 :ARG0 (i / i) :ARG1 (m / more))")
-    system = AmrTransitionSystem()
+    system = AmrTransitionSystem(open_label_lemmas=5)  # labels tied to their lemmas: "more" must come from the comparative
     system.fit([REENTRANCY, ENTITY, NEGATION, seen_more])
     assert system.labels_for("big") == frozenset()  # training saw "more" with the lemma "more" only
     # "20,000": the number is written with a separator; "$": a cue word for dollar, monetary-quantity made by PRED (unseen: relabelled)

@@ -17,6 +17,8 @@ from torch import nn
 
 from toolkit.data.batching import length_groups
 
+PREFIX_STEP = 16  # incremental attention reads a cache's block up to its length rounded up to this
+
 
 class MultiHeadAttention(nn.Module):
     recorder: Callable[["MultiHeadAttention", torch.Tensor], None] | None = None  # set per module to see its probabilities
@@ -66,12 +68,17 @@ class MultiHeadAttention(nn.Module):
         """Attention of *query* (B, T, D) over the first *length* of the contiguous (B, H, C, d) *keys*/*values* of a cache.
 
         Positions from *length* on get zero weight; their values must be finite (the cache keeps them
-        so). Two batched products over contiguous blocks beat the fused kernel over a strided slice.
+        so). Two batched products beat the fused kernel, which copies a strided slice first; the
+        products read the block only up to *length* rounded up to :data:`PREFIX_STEP` positions (each
+        row's (C', d) keys stay one contiguous matrix), not the whole capacity, which doubles as the
+        cache grows.
         """
         q = self.split_heads(self.query(query))
         if self.recorder is not None:
             return self.attend_heads(q, keys[:, :, :length], values[:, :, :length])
-        scores = torch.matmul(q * q.size(-1) ** -0.5, keys.transpose(-1, -2))  # (B, H, T, C)
+        read = min(keys.size(2), -(-length // PREFIX_STEP) * PREFIX_STEP)
+        keys, values = keys[:, :, :read], values[:, :, :read]
+        scores = torch.matmul(q * q.size(-1) ** -0.5, keys.transpose(-1, -2))  # (B, H, T, C')
         scores[..., length:] = float("-inf")
         probs = F.dropout(scores.softmax(dim=-1), self.dropout, self.training)
         return self.merge_heads(torch.matmul(probs, values))
