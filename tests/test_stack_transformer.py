@@ -133,8 +133,11 @@ def test_empty_stack_or_buffer_gives_no_nan(options):
 @pytest.mark.parametrize("options", [{}, {"masked_layers": [1], "stack_heads": [3], "buffer_heads": [0, 2]}])
 def test_incremental_decoding_equals_teacher_forcing(options):
     """Step by step, with the search's cache reordered midway, the log-probabilities equal teacher forcing's."""
-    model = tiny_model(**options)
-    examples = [FISH, SWIM]
+    assert_incremental_decoding_equals_teacher_forcing(tiny_model(**options))
+
+
+def assert_incremental_decoding_equals_teacher_forcing(model, examples=(FISH, SWIM)):
+    """Decode the oracle's actions one step at a time, rows swapped and one duplicated midway as a beam does, against teacher forcing."""
     batch = model.collate([model.index(example) for example in examples])
     full = teacher_forced_log_probs(model, batch)
     oracles = [model.grammar.oracle(example) for example in examples]

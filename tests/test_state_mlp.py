@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from tests.conftest import FIXTURES
-from tests.test_stack_transformer import BIRDS, FISH, SWIM, teacher_forced_log_probs
+from tests.test_stack_transformer import BIRDS, FISH, SWIM, assert_incremental_decoding_equals_teacher_forcing
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import Vocabulary
 from toolkit.errors import ConfigurationError
@@ -62,24 +62,7 @@ def test_the_precomputed_table_is_the_layer_over_concatenated_words():
 @pytest.mark.parametrize("options", [{}, {"stack": 1, "buffer": 3}])
 def test_incremental_decoding_equals_teacher_forcing(options):
     """Step by step, with rows swapped and duplicated midway as a beam does, the log-probabilities equal teacher forcing's."""
-    model = tiny_model(**options)
-    examples = [FISH, SWIM]
-    batch = model.collate([model.index(example) for example in examples])
-    full = teacher_forced_log_probs(model, batch)
-    oracles = [model.grammar.oracle(example) for example in examples]
-    states = [model.grammar.initial_state(example) for example in examples]
-    context = model.start_decoding(batch, use_cache=True)
-    prefix = batch["target_in"]
-    for t in range(prefix.size(1)):
-        if t == 2:
-            index = torch.tensor([1, 0, 1])
-            context, prefix, full = context.reorder(index), prefix[index], full[index]
-            states, oracles = [states[i] for i in index], [oracles[i] for i in index]
-        step, context = model.decode_step(prefix[:, : t + 1], context, states)
-        for i, oracle in enumerate(oracles):
-            if t < len(oracle):
-                torch.testing.assert_close(step[i], full[i, t], atol=1e-5, rtol=1e-5)
-        states = [state.apply(oracle[t]) if t < len(oracle) else state for state, oracle in zip(states, oracles)]
+    assert_incremental_decoding_equals_teacher_forcing(tiny_model(**options))
 
 
 def test_configuration_errors_name_the_key():
