@@ -662,13 +662,16 @@ def trained_run(env: Env) -> Path:
     return run_dir
 
 
-def recover_error(damage: Callable[[Path], None] = lambda run_dir: None, *overrides: str) -> Callable[[Env], str]:
-    """A check: `toolkit train --recover` on a trained directory after *damage*, with *overrides* after the run's own."""
+def recover_error(damage: Callable[[Path], None] = lambda run_dir: None, *overrides: str, forget_first: bool = False) -> Callable[[Env], str]:
+    """A check: `toolkit train --recover` on a trained directory after *damage*, with *overrides* after the run's own
+    (or, with *forget_first*, without the run's own).
+    """
 
     def check(env: Env) -> str:
         run_dir = trained_run(env)
         damage(run_dir)
-        return env.cli_error("train", SEQ2SEQ, "-s", run_dir, "--recover", "-o", RUN_OVERRIDES, *(a for o in overrides for a in ("-o", o)))
+        first = () if forget_first else ("-o", RUN_OVERRIDES)
+        return env.cli_error("train", SEQ2SEQ, "-s", run_dir, "--recover", *first, *(a for o in overrides for a in ("-o", o)))
 
     return check
 
@@ -1031,6 +1034,13 @@ COMMAND_CASES = [
         "`toolkit train --recover`",
         "error: --recover: the config differs from the one the run in run was started with (trainer.optimizer.lr: 0.003 -> 0.0001); a recovered run continues that run as it was, so only trainer.num_epochs, trainer.max_minutes, …may change: give the first run's -o overrides again, or train the changed config into a new directory",
         recover_error(lambda run_dir: None, '{"trainer.optimizer.lr": 0.0001}'),
+    ),
+    Case(
+        "recover-forgotten-override",
+        "`--recover` without the `-o` the run was started with",
+        "`toolkit train --recover`",
+        "error: --recover: the config differs from the one the run in run was started with (trainer.num_checkpoints_to_average: 1 -> 2); a recovered run continues that run as it was, so only trainer.num_epochs, trainer.max_minutes, …may change: give the first run's -o overrides again, or train the changed config into a new directory",
+        recover_error(forget_first=True),
     ),
     Case(
         "recover-changed-shape",
