@@ -1123,6 +1123,13 @@ CONFIG_CASES = [
         train_error('{"trainer": {"num_epochs": "ten"}}'),
     ),
     Case(
+        "decoder-reads-missing-features",
+        'a decoder that reads what the grammar\'s states do not give (`"model.decoder.type": "stack_transformer"` over word sequences)',
+        "`toolkit train`",
+        "error: model.decoder.type: the 'stack_transformer' decoder reads the grammar state's buffer and stack, which grammar 'sequence' does not give; grammars that do: amr, …",
+        train_error('{"model.decoder.type": "stack_transformer"}'),
+    ),
+    Case(
         "unknown-key",
         "a misspelt key (`model.encoder.layers.num_layer`)",
         "`toolkit train`",

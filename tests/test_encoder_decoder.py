@@ -84,3 +84,34 @@ def test_model_builds_from_a_config_with_extras():
         grammar=model.grammar,
     )
     assert isinstance(built, EncoderDecoder) and built.search.beam_size == 2
+
+
+@pytest.mark.parametrize(
+    ("grammar", "decoder", "message"),
+    [
+        ({"type": "sequence"}, {"type": "state_mlp"}, "'state_mlp' decoder reads the grammar state's buffer and stack, which grammar 'sequence'"),
+        (
+            {"type": "bracketed"},
+            {"type": "stack_transformer"},
+            "'stack_transformer' decoder reads .* grammars that do: amr, .*arc_standard, arc_swap",
+        ),
+        (
+            {"type": "arc_standard"},
+            {"type": "transformer", "positional_encoding": {"type": "tree"}},
+            "reads the grammar state's path, .* grammars that do: lcrs_bfs, lcrs_dfs, nary_dfs",
+        ),
+    ],
+)
+def test_a_decoder_that_reads_what_the_grammar_does_not_give_is_refused_at_once(grammar, decoder, message):
+    from toolkit.grammars import Grammar
+    from toolkit.plugins import import_builtin_components
+
+    import_builtin_components()
+    vocab = Vocabulary({"tokens": Counter(t for e in EXAMPLES for t in e.tokens), "symbols": Counter(["SHIFT"])})
+    with pytest.raises(ConfigurationError, match=message) as error:
+        Model.from_params(
+            {"type": "encoder_decoder", "encoder": {"type": "transformer", "input_dim": 16}, "decoder": {"input_dim": 16, **decoder}},
+            vocab=vocab,
+            grammar=Grammar.from_params(grammar),
+        )
+    assert "decoder.type" in str(error.value)

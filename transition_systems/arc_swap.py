@@ -112,6 +112,7 @@ class ArcSwap(TransitionSystem):
         self.swap_oracle, self.max_swaps_per_word = swap_oracle, max_swaps_per_word
 
     configuration_class = SwapConfiguration
+    state_features = frozenset({"stack", "buffer"})  # declared again: this class makes its own states
 
     def swap_budget(self, words: int) -> int | None:
         # less 0.01: fit rounds the rate up to 6 decimals, which must not add a swap (below 10,000 words)

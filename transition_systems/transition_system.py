@@ -70,6 +70,7 @@ class TransitionSystem(Grammar):
 
     default_predictor = "dependency"
     result_kind = "dependency trees"
+    state_features = frozenset({"stack", "buffer"})
     configuration_class: type[Configuration] = Configuration  # a subclass with more fields, for a system that needs them
 
     def __init__(

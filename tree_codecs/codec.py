@@ -58,6 +58,8 @@ class TreeCodec(Grammar):
     deeper trees are still encoded, with full paths, and :meth:`too_deep` reports them.
     """
 
+    state_features = frozenset({"path", "degree"})
+
     layout: ClassVar[Layout]
     order: ClassVar[Order]
 

@@ -233,6 +233,8 @@ class BracketedGrammar(SequenceGrammar):
         copied: that list, as training records it.
     """
 
+    state_features = frozenset()
+
     def __init__(
         self,
         max_length: int = 200,

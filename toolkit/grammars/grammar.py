@@ -92,10 +92,24 @@ class Grammar(Registrable):
     default_implementation = "sequence"
     default_predictor: ClassVar[str] = "semantic_parser"  # what `toolkit predict` and `load_predictor` use unless told
     result_kind: ClassVar[str] = "text"  # what result() gives, as predictors name it: they refuse a kind they cannot write
+    # The keys its states' features() give (``{"stack", "buffer"}``), so a model refuses a decoder that reads
+    # others; None: not declared (a plugin's grammar), and not checked. See declared_state_features.
+    state_features: ClassVar[frozenset[str] | None] = None
 
     @abstractmethod
     def oracle(self, example: Example) -> list[str]:
         """The gold symbol sequence of *example*, ending in a final state."""
+
+    @classmethod
+    def declared_state_features(cls) -> frozenset[str] | None:
+        """:attr:`state_features`, if the class that makes the states declared them; else ``None`` (unknown).
+
+        A subclass that makes states of its own (``initial_state``) without declaring their features
+        inherits a declaration about other states, so it is not trusted.
+        """
+        maker = next(klass for klass in cls.__mro__ if "initial_state" in vars(klass))
+        declarer = next((klass for klass in cls.__mro__ if "state_features" in vars(klass)), None)
+        return cls.state_features if declarer is not None and issubclass(declarer, maker) else None
 
     @abstractmethod
     def initial_state(self, example: Example) -> State:

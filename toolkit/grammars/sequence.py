@@ -37,6 +37,8 @@ class SequenceState(State):
 class SequenceGrammar(Grammar):
     """Target strings split on whitespace; decoding stops at the end symbol or *max_length* tokens."""
 
+    state_features = frozenset()
+
     def __init__(self, max_length: int = 200):
         self.max_length = max_length
 

@@ -58,6 +58,7 @@ class TagGrammar(Grammar):
     """
 
     default_predictor = "tagger"
+    state_features = frozenset()
     result_kind = "tags"
 
     def __init__(self, field: str = "upos"):

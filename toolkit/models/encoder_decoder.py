@@ -80,6 +80,7 @@ class EncoderDecoder(WordModel):
                 f'needs one vocabulary for {SOURCE!r} and {TARGET!r}: set "vocabulary": {{"namespace_aliases": {{"{TARGET}": "{SOURCE}"}}}}',
                 key="share_embeddings",
             )
+        check_features(grammar, decoder)
         self.grammar, self.decoder = grammar, decoder
         self.search = search or GreedySearch()
         self.label_smoothing, self.bos_index = label_smoothing, Vocabulary.BOS_INDEX
@@ -214,3 +215,18 @@ class EncoderDecoder(WordModel):
     def predict(self, examples: Sequence[Example], search: Search | None = None) -> list[Any]:
         """Decode *examples* (one batch) and return each final state's result."""
         return (search or self.search).results(self, examples)
+
+
+def check_features(grammar: Grammar, decoder: Decoder) -> None:
+    """Refuse a decoder that reads state features the grammar's states do not give (a Stack-Transformer over
+    logical forms), in one line naming the grammars that give them, before anything trains.
+    """
+    given = type(grammar).declared_state_features()
+    if given is None or not (missing := decoder.features_read - given):
+        return
+    givers = [name for name in Grammar.list_available() if (features := Grammar.resolve_class_name(name)[0].declared_state_features()) and missing <= features]
+    raise ConfigurationError(
+        f"the {type(decoder).registered_name()!r} decoder reads the grammar state's {' and '.join(sorted(missing))}, which grammar "
+        f"{type(grammar).registered_name()!r} does not give; grammars that do: {', '.join(givers)}",
+        key="decoder.type",
+    )

@@ -108,6 +108,7 @@ class AmrTransitionSystem(Grammar):
 
     default_predictor = "amr"
     result_kind = "AMR graphs"
+    state_features = frozenset({"stack", "buffer"})
 
     def __init__(
         self,

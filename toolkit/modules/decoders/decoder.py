@@ -165,6 +165,7 @@ class DecoderCache:
 class Decoder(nn.Module, Registrable):
     default_implementation = "transformer"
     uses_features = False  # decoders that read grammar features set this, and implement batch_features
+    features_read: frozenset[str] = frozenset()  # the keys of State.features() they read
     max_length: int | None = None  # the longest output the decoder has positions for (None: any)
 
     def forward(

@@ -207,6 +207,7 @@ class StackTransformerDecoder(Decoder):
             head_kinds[head] = BUFFER
         self.input_dim, self.max_position = input_dim, max_position
         self.uses_features = bool(masked) and any(head_kinds)
+        self.features_read = frozenset(KINDS) if self.uses_features else frozenset()
         self.guided_layers = [self.uses_features and layer in masked for layer in range(num_layers)]
         self.register_buffer("head_kinds", torch.tensor(head_kinds, dtype=torch.long), persistent=False)
         self.positions: PositionalEncoding = positional_encoding.construct(dim=input_dim)

@@ -58,6 +58,7 @@ class StateMlpDecoder(Decoder):
     """
 
     uses_features = True
+    features_read = frozenset({"stack", "buffer"})
 
     def __init__(self, input_dim: PositiveInt, stack: int = 3, buffer: int = 1, dropout: Probability = 0.2):
         super().__init__()

@@ -80,6 +80,7 @@ class TransformerDecoder(Decoder):
         self.input_dim = input_dim
         self.positions: PositionalEncoding = positional_encoding.construct(dim=input_dim)
         self.max_length, self.uses_features = self.positions.max_length, self.positions.reads_trees
+        self.features_read = frozenset({"path"}) if self.uses_features else frozenset()
         self.dropout = Dropout(layers.dropout)
         self.layers = nn.ModuleList(TransformerDecoderLayer(input_dim, layers) for _ in range(layers.num_layers))
         self.final_norm = nn.LayerNorm(input_dim) if layers.norm_first else nn.Identity()
