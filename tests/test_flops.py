@@ -1,3 +1,4 @@
+import logging
 import math
 
 import pytest
@@ -36,7 +37,7 @@ def test_peak_is_positive_finite_and_cached(monkeypatch):
     assert len(calls) == 1
 
 
-def test_a_share_above_one_is_measured_again_and_never_reported(monkeypatch):
+def test_a_share_above_one_is_measured_again_and_never_reported(monkeypatch, caplog):
     from toolkit.training.callbacks import ModelFlopsUtilization
 
     callback = ModelFlopsUtilization()  # fp32 on the CPU until on_start reads the trainer's device and precision
@@ -46,5 +47,8 @@ def test_a_share_above_one_is_measured_again_and_never_reported(monkeypatch):
     # 6 * 1e6 parameters * 300 tokens/s = 1.8e9 FLOP/s: 1.8 of the first peak, so measured again: 0.45 of the second
     assert callback.utilization(1_000_000, 300.0, world_size=1) == 0.45
     monkeypatch.setattr(flops, "_measure", lambda *args: 1e9)  # measured again, never faster: the higher figure stays
-    assert callback.utilization(1_000_000, 1_000.0, world_size=1) is None  # 6e9 against 4e9: no honest share
+    with caplog.at_level(logging.WARNING, logger="toolkit.training.callbacks"):
+        assert callback.utilization(1_000_000, 1_000.0, world_size=1) is None  # 6e9 against 4e9: no honest share
+        assert callback.utilization(1_000_000, 2_000.0, world_size=1) is None  # the next epoch, likewise
+    assert [record.message.split(":")[0] for record in caplog.records] == ["MFU left out"]  # said once, not every epoch
     assert callback.utilization(1_000_000, 500.0, world_size=1) == 0.75

@@ -83,7 +83,7 @@ class ModelFlopsUtilization(TrainerCallback):
     def __init__(self) -> None:
         self.device, self.dtype = torch.device("cpu"), torch.float32
         self.parameters = 0
-        self.measured_again = False
+        self.measured_again = self.warned = False
 
     def on_start(self, trainer: GradientDescentTrainer, run: TrainingRun) -> None:
         self.device, self.dtype = trainer.device, PRECISION_DTYPES.get(trainer.mixed_precision, torch.float32)
@@ -103,20 +103,21 @@ class ModelFlopsUtilization(TrainerCallback):
         A share above 1 means the peak was measured while other work slowed the machine down, or
         that the formula overcounts this model (:func:`model_flops_utilization`: embedding lookups
         and parameters that see only the source or only the target count for every token): the
-        peak is measured again (the higher figure kept), and if training still outran it, left out.
+        peak is measured again (the higher figure kept), and if training still outran it, left out
+        (said once a run: the same sentence every epoch would bury the log).
         """
         mfu = model_flops_utilization(parameters, tokens_per_second, self.peak_flops() * world_size)
         if mfu > 1 and not self.measured_again:  # once a run: each measurement takes a second
             self.measured_again = True
             mfu = model_flops_utilization(parameters, tokens_per_second, self.peak_flops(again=True) * world_size)
-        if mfu > 1:
+        if mfu > 1 and not self.warned:
+            self.warned = True
             logger.warning(
                 "MFU left out: 6 x parameters x tokens/s exceeds the matmul peak measured (%.1f GFLOP/s); the formula overcounts "
                 "a model whose parameters do not all see every token (embeddings, source-only layers), or other work slowed the measurement",
                 self.peak_flops() / 1e9,
             )
-            return None
-        return round(mfu, 4)
+        return None if mfu > 1 else round(mfu, 4)
 
 
 @TrainerCallback.register("early_stopping")
