@@ -127,7 +127,7 @@ def test_the_spacy_component_parses_with_an_ensemble(dependency_archive, second_
 
 def test_the_server_serves_an_ensemble_and_says_so(dependency_archive, second_dependency):
     pytest.importorskip("starlette")
-    pytest.importorskip("httpx")
+    pytest.importorskip("httpx2")  # starlette's test client
     from starlette.testclient import TestClient
 
     from toolkit.serving.app import create_app

@@ -153,12 +153,12 @@ def dependency_predictor(dependency_archive):
 
 @pytest.fixture
 def client(dependency_predictor, dependency_archive):
+    pytest.importorskip("httpx2")  # starlette's test client
     from starlette.testclient import TestClient
 
     from toolkit.serving.app import create_app
     from toolkit.serving.server import describe
 
-    pytest.importorskip("httpx")
     batcher = Batcher(dependency_predictor.predict_batch, batch_size=8)
     app = create_app(dependency_predictor, batcher, describe(dependency_archive, dependency_predictor, "dependency"), max_body=4096, max_inputs=5)
     with TestClient(app, raise_server_exceptions=False) as client:
