@@ -14,7 +14,7 @@ from toolkit.data.example import Example
 from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.evaluation import predict
-from toolkit.files import check_line
+from toolkit.files import check_line, parse_json
 from toolkit.registrable import Registrable
 
 T = TypeVar("T")
@@ -153,8 +153,8 @@ def checked_texts(texts: Iterable[str]) -> list[str]:
 def json_object(line: str) -> dict[str, Any]:
     """A JSON input line's object; a ``DataError`` for anything else."""
     try:
-        value = json.loads(line)
-    except json.JSONDecodeError as error:
+        value = parse_json(line)
+    except ValueError as error:
         raise DataError(f"invalid JSON: {error}") from None
     if not isinstance(value, dict):
         raise DataError("a JSON input line must be an object")

@@ -2,10 +2,12 @@
 ``plugins.json`` and ``version.json``; with pretrained token embedders, ``pretrained.json`` and ``pretrained/``.
 
 Nothing in an archive is ever unpickled: the config and vocabulary are text, the weights are
-safetensors. A member with an absolute path or a ``..`` component is refused before anything is
-extracted. A damaged archive is never used: the whole gzip stream is read to its end (so its CRC
-is checked), and ``manifest.json`` holds the SHA-256 of every other member, checked after
-extraction (archives written before the manifest existed get the CRC check alone).
+safetensors. A damaged archive is never used. ``manifest.json``, its first member, holds the SHA-256
+and size of every other member. Members are unpacked one at a time, and each one the manifest does not
+list, or lists at another size, or that points outside the archive, is refused before its bytes are
+written; every member's checksum is checked after it, and the gzip stream is read to its end (so
+its CRC is checked too). An archive without a manifest is refused: every archive has held one since
+2026-11-23, so a missing one means a member was taken out.
 ``version.json`` records the toolkit version that wrote the archive; an archive from a newer major
 version is refused in one line (archives without it predate it and load as before).
 Loading imports the plugin packages the config names (:mod:`toolkit.plugins`) and rebuilds the
@@ -22,15 +24,17 @@ import gzip
 import io
 import json
 import logging
+import os
 import shutil
 import tarfile
 import tempfile
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import IO, Any
 
 import torch
 from safetensors.torch import load_file
@@ -38,7 +42,7 @@ from safetensors.torch import load_file
 from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.vocabulary import Vocabulary
 from toolkit.errors import ArchiveError, ToolkitError
-from toolkit.files import atomic_write, write_atomically
+from toolkit.files import atomic_write, parse_json, write_atomically, write_failure
 from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.metric import Metric, metrics_from_params
 from toolkit.models.model import Model
@@ -80,7 +84,7 @@ def write_archive(serialization_dir: str | Path, model: Model) -> Path:
     """Save *model*'s weights next to the config and vocabulary, and pack them into ``model.tar.gz``."""
     directory = Path(serialization_dir)
     pretrained = _write_pretrained(directory, model)
-    save_weights(model, directory / WEIGHTS_NAME, leave_out=_unarchived_state(model))
+    atomic_write(directory / WEIGHTS_NAME, lambda temporary: save_weights(model, temporary, leave_out=_unarchived_state(model)))
     if not (directory / METRICS_NAME).exists():
         write_atomically(directory / METRICS_NAME, "{}")
     if written := toolkit_version():
@@ -91,7 +95,11 @@ def write_archive(serialization_dir: str | Path, model: Model) -> Path:
         if name not in (PLUGINS_NAME, VERSION_NAME) or (directory / name).exists()
     ]  # older runs have neither
     names += pretrained
-    manifest = {"sha256": {member: sha256(directory / member) for member in sorted(_files(directory, names))}}
+    members = sorted(_files(directory, names))
+    manifest = {
+        "sha256": {member: sha256(directory / member) for member in members},
+        "size": {member: (directory / member).stat().st_size for member in members},
+    }
     write_atomically(directory / MANIFEST_NAME, json.dumps(manifest, indent=1) + "\n")
     archive = directory / ARCHIVE_NAME
     atomic_write(archive, lambda temporary: _pack(temporary, directory, [MANIFEST_NAME, *names]))
@@ -137,10 +145,12 @@ def _read_pretrained(directory: Path, path: Path) -> list[dict[str, Any]]:
     file = directory / PRETRAINED_NAME
     if not file.exists():
         return []
+    records = json_member(file, path, list)
     try:
-        records = json.loads(file.read_text())
         sources = [(record["module"], record["source"], record.get("copy")) for record in records]
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as error:
+        if not all(isinstance(module, str) and isinstance(source, dict) and isinstance(copy, (str, type(None))) for module, source, copy in sources):
+            raise TypeError("a record is not a module name, a source object and a copy folder")
+    except (KeyError, TypeError) as error:
         raise ArchiveError(f"{path}: corrupt {PRETRAINED_NAME}: {error!r}") from None
     for module, source, copy in sources:
         name = source.get("model_name")
@@ -185,20 +195,34 @@ def _files(directory: Path, names: list[str]) -> Iterator[str]:
             yield name
 
 
-def verify_manifest(directory: Path, path: Path) -> None:
-    """Check every member against ``manifest.json``: none missing, none changed, none added."""
-    file = directory / MANIFEST_NAME
-    if not file.exists():
-        return  # written before manifests existed: the gzip CRC was the check
-    try:
-        expected = json.loads(file.read_text())["sha256"]
-        if not isinstance(expected, dict):
-            raise TypeError("not an object")
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as error:
-        raise ArchiveError(f"{path} is damaged: its {MANIFEST_NAME} cannot be read ({error})") from None
-    for member, digest in sorted(expected.items()):
+def read_manifest(file: Path, path: Path) -> dict[str, dict[str, Any]]:
+    """The ``sha256`` (and, since 2026-11-26, ``size``) tables of the manifest *file* of the archive *path*."""
+    manifest = json_member(file, path, dict, damaged=True)
+    digests, sizes = manifest.get("sha256"), manifest.get("size", {})
+    if not isinstance(digests, dict) or not isinstance(sizes, dict) or not all(isinstance(size, int) for size in sizes.values()):
+        raise ArchiveError(f"{path} is damaged: its {MANIFEST_NAME} cannot be read (not a table of checksums and sizes)")
+    for member in sorted(digests):
         if _outside(member):
             raise ArchiveError(f"{path} is damaged: its {MANIFEST_NAME} names {member!r}, outside the archive")
+    return {"sha256": digests, "size": sizes}
+
+
+def verify_manifest(directory: Path, path: Path) -> None:
+    """Check every member against ``manifest.json``: none missing, none changed, none added.
+
+    A serialization directory (*path* a folder) is the user's own, and holds other files: it is
+    checked where it has a manifest. An archive without one is refused.
+    """
+    file = directory / MANIFEST_NAME
+    if not file.exists():
+        if path.is_dir():
+            return
+        raise ArchiveError(
+            f"{path} is damaged: it has no {MANIFEST_NAME}, so nothing shows that its members are the ones written (every archive has held one "
+            "since 2026-11-23); if it is an older archive you trust, unpack it (tar xzf) and load its folder instead"
+        )
+    expected = read_manifest(file, path)["sha256"]
+    for member, digest in sorted(expected.items()):
         if not (directory / member).is_file():
             raise ArchiveError(f"{path} is damaged: {member} is missing")
         if sha256(directory / member) != digest:
@@ -209,12 +233,47 @@ def verify_manifest(directory: Path, path: Path) -> None:
             raise ArchiveError(f"{path} is damaged: it holds {extra[0]}, which its {MANIFEST_NAME} does not list")
 
 
+JSON_KINDS = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number", bool: "true or false", type(None): "null"}
+
+
+def json_member(file: Path, path: Path, kind: type = dict, damaged: bool = False) -> Any:
+    """The JSON value of the member *file* of the archive *path*, which must be a *kind* (an object or a
+    list); anything else (not JSON, nested too deeply, a list where an object belongs) is one
+    :class:`ArchiveError` naming the archive and the member.
+    """
+    try:
+        value = parse_json(file.read_bytes())
+    except (OSError, ValueError) as error:
+        why = f"not JSON ({error})"
+    else:
+        if isinstance(value, kind):
+            return value
+        why = f"{JSON_KINDS.get(type(value), type(value).__name__)} where {JSON_KINDS[kind]} belongs"
+    name = file.name if file.parent.name != VOCABULARY_DIR else f"{VOCABULARY_DIR}/{file.name}"
+    raise ArchiveError(f"{path} is damaged: its {name} cannot be read: {why}" if damaged else f"{path}: corrupt {name}: {why}")
+
+
+@contextmanager
+def members_named(directory: Path, path: Path) -> Iterator[None]:
+    """Name a member that fails to load by the archive and its name (``model.tar.gz, member
+    vocabulary/tokens.txt``), not by the temporary folder it was unpacked into, gone by the time the
+    message is read.
+    """
+    try:
+        yield
+    except ToolkitError as error:
+        message = str(error)
+        if str(directory) not in message:
+            raise
+        raise ArchiveError(message.replace(f"{directory}{os.sep}", f"{path}, member ")) from None
+
+
 def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archive:
     """Rebuild the model of a ``model.tar.gz`` (or of a serialization directory) on *device*."""
     path = Path(path)
     if not path.exists():
         raise ArchiveError(f"archive not found: {path}")
-    with tempfile.TemporaryDirectory() as temporary:
+    with tempfile.TemporaryDirectory() as temporary, members_named(Path(temporary), path):
         directory = path if path.is_dir() else _extract(path, Path(temporary))
         verify_manifest(directory, path)
         for name in (CONFIG_NAME, VOCABULARY_DIR, WEIGHTS_NAME):
@@ -225,11 +284,8 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
                         f"(wait for it, or finish a stopped run with toolkit train CONFIG -s {path} --recover)"
                     )
                 raise ArchiveError(f"{path} is not a model archive: it has no {name}")
-        try:
-            config = json.loads((directory / CONFIG_NAME).read_text())
-            training_metrics = json.loads((directory / METRICS_NAME).read_text()) if (directory / METRICS_NAME).exists() else {}
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise ArchiveError(f"{path}: corrupt {CONFIG_NAME} or {METRICS_NAME}: {error}") from None
+        config = json_member(directory / CONFIG_NAME, path)
+        training_metrics = json_member(directory / METRICS_NAME, path) if (directory / METRICS_NAME).exists() else {}
         _check_version(directory, path)
         plugins = require_plugins(directory, path)
         if moved := upgrade_config(config):
@@ -276,9 +332,9 @@ def _check_version(directory: Path, path: Path) -> None:
     if not file.exists():
         return  # written before version.json existed
     try:
-        written = json.loads(file.read_text())["toolkit_version"]
+        written = json_member(file, path)["toolkit_version"]
         major = _major(written)
-    except (json.JSONDecodeError, UnicodeDecodeError, TypeError, KeyError, ValueError, AttributeError) as error:
+    except (TypeError, KeyError, ValueError, AttributeError) as error:
         raise ArchiveError(f"{path}: corrupt {VERSION_NAME}: {error!r}") from None
     installed = toolkit_version()
     if installed is not None and major > _major(installed):
@@ -286,31 +342,80 @@ def _check_version(directory: Path, path: Path) -> None:
 
 
 def _extract(path: Path, into: Path) -> Path:
-    _check_stream(path)
+    """Unpack the archive *path* into *into*, a member at a time, refusing what a well-formed archive never
+    holds before its bytes are written: a first member that is not the manifest, a member it does not
+    list or lists at another size, a link, a path outside the archive. The gzip stream is then read to
+    its end, which checks its CRC (tarfile stops at the last member).
+    """
     try:
-        with tarfile.open(path, "r:*") as tar:
-            for member in tar.getmembers():
+        with _stream(path) as stream, tarfile.open(fileobj=stream, mode="r|") as tar:
+            manifest = None
+            for member in tar:
                 if _outside(member.name):
                     raise ArchiveError(f"{path}: refusing the member {member.name!r}, which points outside the archive")
-            tar.extractall(into, filter="data")
+                if manifest is None:
+                    if member.name != MANIFEST_NAME or not member.isfile() or member.size > 1 << 24:
+                        raise ArchiveError(
+                            f"{path} is damaged: its first member is {member.name}, not its {MANIFEST_NAME}, which every archive has begun with since "
+                            "2026-11-23 (so a member was taken out, or the archive repacked); if it is an older archive you trust, unpack it "
+                            "(tar xzf) and load its folder instead"
+                        )
+                    tar.extract(member, into, filter="data")
+                    manifest = read_manifest(into / MANIFEST_NAME, path)
+                    _check_room(path, into, sum(manifest["size"].values()))
+                    continue
+                _check_member(member, manifest, path)
+                tar.extract(member, into, filter="data")
+            if manifest is None:
+                raise ArchiveError(f"{path} is damaged: it holds no member at all")
+            while stream.read(1 << 20):
+                pass
+    except ArchiveError:
+        raise
     except (tarfile.TarError, EOFError, OSError, zlib.error, io.UnsupportedOperation) as error:
-        raise ArchiveError(f"{path} is not a readable model archive ({error})") from None
+        if isinstance(error, OSError) and (why := write_failure(error, into / "member")):
+            raise ArchiveError(
+                f"cannot unpack {path} into the temporary folder {into.parent}: {why}; make room there, or set TMPDIR to a folder with room"
+            ) from None
+        raise ArchiveError(f"{path} is damaged: {error}" if _gzipped(path) else f"{path} is not a readable model archive ({error})") from None
     return into
+
+
+def _check_member(member: tarfile.TarInfo, manifest: dict[str, dict[str, Any]], path: Path) -> None:
+    """Refuse a member (before its bytes are written) that a well-formed archive with this manifest never holds."""
+    if member.isdir():
+        return
+    if not member.isfile():
+        raise ArchiveError(f"{path} is damaged: it holds {member.name}, which is not a file or a folder (a link or a device)")
+    if member.name not in manifest["sha256"]:
+        raise ArchiveError(f"{path} is damaged: it holds {member.name}, which its {MANIFEST_NAME} does not list")
+    size = manifest["size"].get(member.name)
+    if size is not None and member.size != size:
+        raise ArchiveError(f"{path} is damaged: {member.name} holds {member.size:,} bytes, and its {MANIFEST_NAME} says {size:,}")
+
+
+def _check_room(path: Path, into: Path, needed: int) -> None:
+    """Refuse to unpack *needed* bytes into a folder with less room than that (``$TMPDIR`` full)."""
+    free = shutil.disk_usage(into).free
+    if needed > free:
+        raise ArchiveError(
+            f"cannot unpack {path} into the temporary folder {into.parent}: it needs {needed / 1e6:,.1f} MB, and {free / 1e6:,.1f} MB are free; "
+            "make room there, or set TMPDIR to a folder with room"
+        )
+
+
+def _gzipped(path: Path) -> bool:
+    with open(path, "rb") as file:
+        return file.read(2) == b"\x1f\x8b"
+
+
+@contextmanager
+def _stream(path: Path) -> Iterator[IO[bytes]]:
+    """The archive's tar stream: decompressed as it is read (``.tar.gz``), or the file (an uncompressed tar)."""
+    with gzip.open(path, "rb") if _gzipped(path) else open(path, "rb") as stream:
+        yield stream
 
 
 def _outside(name: str) -> bool:
     """Whether a member name points outside the folder it is extracted into (absolute, or through ``..``)."""
     return name.startswith(("/", "\\")) or ".." in PurePosixPath(name.replace("\\", "/")).parts
-
-
-def _check_stream(path: Path) -> None:
-    """Read a gzip-compressed archive to its end, which checks its CRC and length: tarfile stops at the last member."""
-    try:
-        with open(path, "rb") as file:
-            if file.read(2) != b"\x1f\x8b":
-                return  # not gzip: an uncompressed tar has no checksum of its own
-        with gzip.open(path, "rb") as stream:
-            while stream.read(1 << 20):
-                pass
-    except (OSError, EOFError, zlib.error) as error:  # gzip.BadGzipFile is an OSError
-        raise ArchiveError(f"{path} is damaged: {error}") from None

@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from toolkit.errors import ToolkitError
+from toolkit.errors import ConfigurationError, ToolkitError
 
 include_option = click.option("--include-package", "include", multiple=True, metavar="PACKAGE", help="Import PACKAGE to register its components (repeatable).")
 
@@ -52,7 +52,10 @@ def _params(config: str, overrides: tuple[str, ...]):
 
     combined: dict = {}
     for override in filter(str.strip, overrides):
-        combined = merge(combined, unflatten(evaluate_jsonnet(override)), keys_taken)
+        try:
+            combined = merge(combined, unflatten(evaluate_jsonnet(override)), keys_taken)
+        except ConfigurationError as error:
+            raise ConfigurationError(f"-o {override!r}: {error}") from None
     return Params.from_file(config, combined, keys_of=keys_taken)
 
 
@@ -69,7 +72,23 @@ def _load(archive: str, device: str, ensemble: tuple[str, ...] = ()):
     return load_ensemble([archive, *ensemble], resolve_device(device, "--device"))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class ReaderGone(Exception):
+    """Standard output's reader has closed it (``toolkit predict ... | head``)."""
+
+
+class Commands(click.Group):
+    """The command group; a broken pipe leaves it as :class:`ReaderGone`, which click does not catch
+    (click turns it into exit status 1 with no message).
+    """
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as error:
+            raise ReaderGone from error
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", is_flag=True, help="Log debug messages.")
 def cli(verbose: bool) -> None:
     """Grammar-driven neural parsers built from jsonnet configs."""
@@ -124,7 +143,7 @@ def evaluate(
     A score whose name another metric already used is printed as ``NAME:score``.
     """
     from toolkit.evaluation import predict, score
-    from toolkit.files import check_writable, open_output
+    from toolkit.files import check_writable, writing_output
     from toolkit.metrics.metric import Metric, check_golds
 
     if output_file:
@@ -142,7 +161,7 @@ def evaluate(
     text = json.dumps({"examples": len(examples), **metrics})
     click.echo(text)
     if output_file:
-        with open_output(output_file) as sink:
+        with writing_output(output_file) as sink:
             sink.write(text + "\n")
 
 
@@ -172,19 +191,14 @@ def predict(
     ``--predictor dependency`` reads plain text or CoNLL-U and writes one CoNLL-U sentence per input sentence.
     """
     from toolkit import load_predictor
-    from toolkit.files import check_writable, input_lines, open_output
+    from toolkit.files import check_writable, input_lines, writing_output
 
     if output_file:
         check_writable(output_file, [input_file, archive, *ensemble])
     runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include, ensemble=ensemble)
-    with input_lines(input_file) as lines:
-        sink = open_output(output_file) if output_file else sys.stdout
-        try:
-            for line in runner.predict_lines(lines, batch_size):
-                sink.write(line + "\n")
-        finally:
-            if sink is not sys.stdout:
-                sink.close()
+    with input_lines(input_file) as lines, writing_output(output_file) as sink:
+        for line in runner.predict_lines(lines, batch_size):
+            sink.write(line + "\n")
 
 
 @cli.command()
@@ -300,28 +314,46 @@ def one_line(message: str) -> str:
 def main() -> None:
     try:
         cli.main(standalone_mode=False)
+        sys.stdout.flush()  # here, where a broken pipe or a full disk is caught, not at the interpreter's exit
     except click.exceptions.Abort as abort:
         if isinstance(abort.__context__, EOFError):  # click turns any EOFError into an abort: a file ended too soon
-            click.echo(f"error: a file ended before it was complete ({one_line(str(abort.__context__)) or 'EOFError'})", err=True)
-            sys.exit(1)
-        sys.exit(130)
-    except BrokenPipeError:  # `toolkit predict ... | head`: the reader has gone, which is no error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(0)
+            fail(f"a file ended before it was complete ({one_line(str(abort.__context__)) or 'EOFError'})")
+        leave(130)
+    except (ReaderGone, BrokenPipeError):  # `toolkit predict ... | head`: the reader has gone, which is no error
+        leave(0)
     except OSError as error:
-        if error.filename is None:
-            raise  # not a file the user named: a bug, with its traceback
-        click.echo(f"error: {error.filename}: {(error.strerror or type(error).__name__).lower()}", err=True)
-        sys.exit(1)
+        from toolkit.files import reason, write_failure
+
+        if error.filename is not None:
+            fail(f"{error.filename}: {reason(error)}")
+        if why := write_failure(error, "."):  # standard output on a full disk, a write that named no file
+            fail(f"a write failed: {why}")
+        raise  # not a file the user named, nor the file system's fault: a bug, with its traceback
     except click.ClickException as error:
         error.show()
-        sys.exit(error.exit_code)
+        leave(error.exit_code)
     except ToolkitError as error:
-        click.echo(f"error: {one_line(str(error))}", err=True)
-        sys.exit(1)
+        fail(one_line(str(error)))
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
-        sys.exit(130)
+        leave(130)
+
+
+def fail(message: str) -> None:
+    """Print ``error: MESSAGE`` and exit with status 1."""
+    click.echo(f"error: {message}", err=True)
+    leave(1)
+
+
+def leave(status: int) -> None:
+    """Exit with *status*; output that can no longer be written (its reader gone, its disk full) is dropped
+    here rather than reported by the interpreter at its exit, after the one line the user was given.
+    """
+    try:
+        sys.stdout.flush()
+    except OSError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(status)
 
 
 if __name__ == "__main__":

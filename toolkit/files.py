@@ -8,13 +8,16 @@ path and the reason (``permission denied``), never a traceback.
 
 from __future__ import annotations
 
+import errno
 import io
+import json
 import os
+import shutil
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from toolkit.errors import DataError, ToolkitError
 
@@ -27,6 +30,43 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks
 def reason(error: OSError) -> str:
     """``permission denied``, ``is a directory``...: an OSError's reason in lower case, without the path."""
     return (error.strerror or type(error).__name__).lower()
+
+
+def parse_json(text: str | bytes) -> Any:
+    """``json.loads`` whose every failure is a ``ValueError``: nesting too deep for Python's stack
+    (``[[[[...``, 1,500 deep) raised a ``RecursionError`` that escaped the callers' ``except``.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
+
+
+# Why a write fails when the file system, not the program, is at fault.
+FILE_SYSTEM_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM}
+FULL = "no space left on the device"
+
+
+def write_failure(error: BaseException, path: str | os.PathLike) -> str | None:
+    """Why writing *path* failed, when the file system is the cause (a full disk, a quota, a read-only
+    mount); ``None`` for anything else (a bug keeps its traceback).
+
+    torch and safetensors do not always say: ``torch.save`` on a full disk raises a ``RuntimeError``
+    (``enforce fail at inline_container.cc``) without an errno, so a failed write on a file system
+    with no free space left is taken for a full disk too.
+    """
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, OSError) and cause.errno in FILE_SYSTEM_ERRORS:
+            return FULL if cause.errno == errno.ENOSPC else reason(cause)
+        if "No space left on device" in str(cause):
+            return FULL
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(error, (OSError, RuntimeError)) or type(error).__name__ == "SafetensorError":
+        with suppress(OSError):
+            if shutil.disk_usage(Path(path).parent).free < 1 << 16:
+                return FULL
+    return None
 
 
 MAX_LINE_CHARS = 1 << 20
@@ -49,9 +89,40 @@ class OverlongLine(str):
 
 
 def check_line(line: str) -> None:
-    """Raise a :class:`DataError` for a line that was too long to read whole."""
+    """Raise a :class:`DataError` for a line that was too long to read whole, or that is not text."""
     if isinstance(line, OverlongLine):
         raise DataError(f"a line of {line.length:,} characters is longer than predict reads ({MAX_LINE_CHARS:,} at most)")
+    if why := not_text(line):
+        raise DataError(why)
+
+
+def not_text(line: str) -> str | None:
+    """Why *line* cannot be text (a NUL byte: binary data, or UTF-16 read as UTF-8), or ``None``."""
+    if "\0" in line:
+        return f"a NUL byte at character {line.index(chr(0))} of the line: this is not UTF-8 text (UTF-16 without a byte order mark?)"
+    return None
+
+
+# Byte order marks of the encodings a text editor saves "Unicode" text in, longest first.
+FOREIGN_BOMS = {
+    b"\xff\xfe\x00\x00": "UTF-32LE",
+    b"\x00\x00\xfe\xff": "UTF-32BE",
+    b"\xff\xfe": "UTF-16LE",
+    b"\xfe\xff": "UTF-16BE",
+}
+
+
+def check_encoding(head: bytes, name: str | os.PathLike) -> None:
+    """Refuse a file whose first bytes (*head*) are a UTF-16 or UTF-32 byte order mark: read as UTF-8,
+    every other byte is a NUL and the line breaks fall in the wrong places (2 lines read as 3).
+    """
+    for mark, encoding in FOREIGN_BOMS.items():
+        if head.startswith(mark):
+            convert = f"iconv -f {encoding[:6]} -t UTF-8"
+            example = f"{convert} {name} > {Path(name).stem}.utf8{Path(name).suffix}" if name != "<stdin>" else f"... | {convert} | toolkit ..."
+            raise DataError(
+                f"the file is {encoding} text (its byte order mark says so), and this toolkit reads UTF-8: convert it first, e.g. {example}", path=str(name)
+            )
 
 
 class InputLines:
@@ -87,6 +158,8 @@ def input_lines(path: str | os.PathLike) -> Iterator[InputLines]:
         if buffer is None:  # already text (a test's StringIO): it splits on "\n" alone
             yield InputLines(sys.stdin, "<stdin>")
             return
+        if hasattr(buffer, "peek"):
+            check_encoding(buffer.peek(4)[:4], "<stdin>")
         stream = io.TextIOWrapper(buffer, encoding="utf-8-sig", errors="replace", newline="\n")
         try:
             yield InputLines(stream, "<stdin>")
@@ -95,11 +168,13 @@ def input_lines(path: str | os.PathLike) -> Iterator[InputLines]:
         return
     try:
         stream = open(path, encoding="utf-8-sig", errors="replace", newline="\n")  # noqa: SIM115 - closed below, errors first
+        head = stream.buffer.peek(4)[:4] if hasattr(stream.buffer, "peek") else b""
     except FileNotFoundError:
         raise ToolkitError(f"input file not found: {path}") from None
     except OSError as error:
         raise ToolkitError(f"cannot read the input file {path}: {reason(error)}") from None
     with stream:
+        check_encoding(head, path)
         yield InputLines(stream, str(path))
 
 
@@ -109,6 +184,26 @@ def open_output(path: str | os.PathLike) -> IO[str]:
         return open(path, "w", encoding="utf-8")
     except OSError as error:
         raise ToolkitError(f"cannot write the output file {path}: {reason(error)}") from None
+
+
+@contextmanager
+def writing_output(path: str | os.PathLike | None) -> Iterator[IO[str]]:
+    """The output file *path* (``None``: standard output) open for text, whose failure to write (a full
+    disk) is one :class:`ToolkitError`; the file then holds the output of the first inputs only.
+    """
+    stream = open_output(path) if path is not None else sys.stdout
+    try:
+        try:
+            yield stream
+            stream.flush()
+        finally:
+            if path is not None:
+                stream.close()
+    except OSError as error:
+        if isinstance(error, BrokenPipeError) or not (why := write_failure(error, path or ".")):
+            raise
+        where = f"the output file {path}" if path is not None else "the output"
+        raise ToolkitError(f"cannot write {where}: {why}; what was written holds the first inputs only") from None
 
 
 def check_writable(path: str | os.PathLike, inputs: Sequence[str | os.PathLike] = ()) -> None:
@@ -131,12 +226,23 @@ def check_writable(path: str | os.PathLike, inputs: Sequence[str | os.PathLike] 
 
 
 def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
-    """Call ``write(temporary_path)`` then rename over *path*, so a crash never leaves a torn file."""
+    """Call ``write(temporary_path)`` then rename over *path*, so a crash never leaves a torn file.
+
+    A write that fails (a full disk) removes its temporary file and leaves *path* as it was; when
+    the file system is the cause, the error is one :class:`ToolkitError` that names *path*.
+    """
     temporary = path.with_name(path.name + ".tmp")
-    write(temporary)
-    with open(temporary, "rb") as handle:
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+    try:
+        write(temporary)
+        with open(temporary, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException as error:
+        with suppress(OSError):
+            temporary.unlink()
+        if isinstance(error, Exception) and not isinstance(error, ToolkitError) and (why := write_failure(error, path)):
+            raise ToolkitError(f"cannot write {path}: {why}{' (the earlier one is unchanged)' if path.exists() else ''}") from None
+        raise
 
 
 def write_atomically(path: Path, text: str) -> None:

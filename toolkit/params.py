@@ -212,8 +212,8 @@ def evaluate_jsonnet(path_or_snippet: str | os.PathLike[str], ext_vars: Mapping[
     variables = dict(default_ext_vars() if ext_vars is None else ext_vars)
     text = os.fspath(path_or_snippet)
     is_file = isinstance(path_or_snippet, os.PathLike) or os.path.isfile(text)
-    if not is_file and "\n" not in text and text.endswith(_CONFIG_SUFFIXES):
-        is_file = True  # a mistyped path, not a snippet: say so instead of a jsonnet parse error
+    if not is_file and (os.path.isdir(text) or _looks_like_a_path(text)):
+        is_file = True  # a mistyped path or a folder, not a snippet: say so instead of a jsonnet parse error
     if is_file and not os.path.isfile(text):
         raise ConfigurationError(f"config file {text} is a directory" if os.path.isdir(text) else f"config file not found: {text}")
     where = text if is_file else "<snippet>"
@@ -229,6 +229,13 @@ def evaluate_jsonnet(path_or_snippet: str | os.PathLike[str], ext_vars: Mapping[
         kind = type(config).__name__
         raise ConfigurationError(f"{where}: the top level must be an object, got {kind}")
     return config
+
+
+def _looks_like_a_path(text: str) -> bool:
+    """Whether *text*, which names no file, was meant as one (``runs/x.jsonnet``, ``/tmp/overrides``) rather than a snippet."""
+    if "\n" in text or any(character in text for character in "{}[]:='\""):
+        return False
+    return text.endswith(_CONFIG_SUFFIXES) or ("/" in text and not any(character.isspace() for character in text))
 
 
 def data_root() -> str:

@@ -28,7 +28,7 @@ from importlib.metadata import PackageNotFoundError, entry_points, packages_dist
 from pathlib import Path
 
 from toolkit.errors import ArchiveError, ConfigurationError
-from toolkit.files import write_atomically
+from toolkit.files import parse_json, write_atomically
 
 logger = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "toolkit.plugins"
@@ -163,9 +163,11 @@ def require_plugins(directory: Path, archive: Path) -> list[str]:
     if not path.exists():
         return []
     try:
-        records = json.loads(path.read_text())
+        records = parse_json(path.read_bytes())
         records = [(record["package"], record.get("distribution"), record.get("version")) for record in records]
-    except (json.JSONDecodeError, UnicodeDecodeError, TypeError, KeyError) as error:
+        if not all(isinstance(package, str) and all(isinstance(v, (str, type(None))) for v in rest) for package, *rest in records):
+            raise TypeError("a record's package, distribution and version must be strings")
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
         raise ArchiveError(f"{archive}: corrupt {PLUGINS_NAME}: {error}") from None
     for package, distribution, wanted in records:
         if not import_plugin(package):

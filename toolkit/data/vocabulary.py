@@ -23,6 +23,7 @@ from pathlib import Path
 
 from toolkit.data import symbols
 from toolkit.errors import ArchiveError, ConfigurationError
+from toolkit.files import parse_json
 
 _META_FILE = "vocabulary.json"
 SOURCE = "tokens"  # the namespace of source tokens
@@ -180,7 +181,7 @@ class Vocabulary:
         directory = Path(directory)
         meta_path = directory / _META_FILE
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            meta = parse_json(meta_path.read_bytes())
             vocab = cls(
                 non_padded_namespaces=meta["non_padded_namespaces"],
                 namespace_aliases=meta["namespace_aliases"],

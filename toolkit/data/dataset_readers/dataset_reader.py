@@ -8,6 +8,7 @@ from pathlib import Path
 
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
+from toolkit.files import check_encoding, not_text
 from toolkit.from_params import NonNegativeInt
 from toolkit.params import Params
 from toolkit.registrable import Registrable
@@ -81,12 +82,14 @@ class DatasetReader(Registrable, ABC):
         r"""Yield ``(line number, text without line ending)`` from 1, decoding UTF-8 line by line.
 
         Decoding per line (not per file) lets invalid bytes be reported with their line number.
-        A leading byte order mark is dropped; ``\r\n`` endings are accepted.
+        A leading UTF-8 byte order mark is dropped; a UTF-16 or UTF-32 one is refused, naming the
+        encoding, as is a NUL byte; ``\r\n`` endings are accepted.
         """
         with open(path, "rb") as file:
             for number, raw in enumerate(file, start=1):
-                if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
+                if number == 1:
+                    check_encoding(raw[:4], path)
+                    raw = raw.removeprefix(b"\xef\xbb\xbf")
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as error:
@@ -95,4 +98,6 @@ class DatasetReader(Registrable, ABC):
                         path=str(path),
                         line=number,
                     ) from None
+                if why := not_text(text):
+                    raise DataError(why, path=str(path), line=number)
                 yield number, text.rstrip("\r\n")
