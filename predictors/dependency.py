@@ -98,16 +98,8 @@ class DependencyPredictor(Predictor):
         self.max_words = self.word_limit()
 
     def word_limit(self) -> int:
-        """The longest sentence the model can decode: its words must fit the encoder's positions, and
-        its actions (``grammar.max_actions(n)``, ``2n`` for the shipped systems) the search's
-        ``max_steps`` and the decoder's positions.
-        """
-        steps = min(filter(None, [(self.search or self.model.search).max_steps, self.model.max_output_length]))
-        words = self.model.max_input_length or steps
-        limit = 0
-        while limit < words and self.model.grammar.max_actions(limit + 1) <= steps:
-            limit += 1
-        return limit
+        """The longest sentence the model can decode (:meth:`~toolkit.models.model.Model.max_decodable_words`)."""
+        return self.model.max_decodable_words(self.search)
 
     # ------------------------------------------------------------ reading
 

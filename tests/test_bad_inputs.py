@@ -21,9 +21,12 @@ import os
 import re
 import shutil
 import socket
+import subprocess
 import sys
 import tarfile
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -803,6 +806,243 @@ def pretrained_archive(record: bytes) -> Callable[[Env], str]:
 MISSING_PRETRAINED = [{"module": "token_embedders.embedders.bert", "source": {"model_name": "/no/such/bert", "sha256": {"model.safetensors": "00"}}}]
 
 
+# ---- faults that used to lose data, print a traceback or pass silently
+
+
+@contextmanager
+def small_disk(path: Path, size: str = "96k") -> Iterator[Path]:
+    """A file system of *size* mounted at *path* (tmpfs), to fill up; skipped where mounting is not
+    allowed, except in CI (``CI`` set), which runs as root and must run these cases.
+    """
+    path.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True, text=True)
+    if mounted.returncode:
+        message = f"cannot mount a small file system to fill ({mounted.stderr.strip() or 'mount failed'}): needs root"
+        pytest.fail(message) if os.environ.get("CI") else pytest.skip(message)
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    """Every file below *directory* and its bytes (the lock file, which holds the last owner's process id, left out)."""
+    return {str(path.relative_to(directory)): path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file() and path.name != DirectoryLock.NAME}
+
+
+def force_fails_and_keeps_the_run(*overrides: str, train: dict[str, str] | None = None) -> Callable[[Env], str]:
+    """A check: `toolkit train --force` over a finished run fails before training; every file of the run is as it was."""
+
+    def check(env: Env) -> str:
+        run_dir = trained_run(env)
+        if train:
+            env.monkeypatch.setenv("TRAIN", str(env.write(train)))
+        before = snapshot(run_dir)
+        message = env.cli_error("train", SEQ2SEQ, "-s", run_dir, "--force", "-o", RUN_OVERRIDES, *(a for o in overrides for a in ("-o", o)))
+        assert snapshot(run_dir) == before and not (run_dir / ".replaced").exists()
+        return message
+
+    return check
+
+
+def force_over_foreign_files(env: Env) -> str:
+    run_dir = trained_run(env)
+    (run_dir / "train.tsv").write_text(TSV)
+    (run_dir / "notes").mkdir()
+    (run_dir / "notes" / "ideas.txt").write_text("months of work")
+    env.monkeypatch.setenv("TRAIN", str(run_dir / "train.tsv"))
+    before = snapshot(run_dir)
+    message = env.cli_error("train", SEQ2SEQ, "-s", run_dir, "--force", "-o", RUN_OVERRIDES)
+    assert snapshot(run_dir) == before
+    return message
+
+
+def force_after_an_interrupted_force(env: Env) -> None:
+    """A `--force` start killed while it validated left the previous run in `.replaced`: the next start puts it back first."""
+    run_dir = trained_run(env)
+    before = snapshot(run_dir)
+    aside = run_dir / ".replaced"
+    aside.mkdir()
+    for path in list(run_dir.iterdir()):
+        if path.name not in (".replaced", DirectoryLock.NAME):
+            path.rename(aside / path.name)
+    (run_dir / "out.log").write_text("the killed start's log")
+    message = env.cli_error("train", SEQ2SEQ, "-s", run_dir, "-o", RUN_OVERRIDES)  # no --force: refused, after the run is back
+    assert "is not empty; use --recover" in message
+    assert snapshot(run_dir) == before and not aside.exists()
+
+
+def force_replaces_a_valid_run(env: Env) -> None:
+    run_dir = trained_run(env)
+    old_weights = (run_dir / "weights.safetensors").read_bytes()
+    code, _, err = env.cli("train", SEQ2SEQ, "-s", run_dir, "--force", "-o", RUN_OVERRIDES, "-o", '{"random_seed": 99}')
+    assert code == 0, err
+    assert (run_dir / "weights.safetensors").read_bytes() != old_weights and not (run_dir / ".replaced").exists()
+    assert json.loads((run_dir / "config.json").read_text())["random_seed"] == 99
+
+
+def predict_deep_json(env: Env) -> str:
+    deep = '{"question": ' + "[" * 1500 + "]" * 1500 + "}"
+    records = predict_records(env, b"what state border s0\n" + deep.encode() + b"\nciti in s0\n")
+    assert len(records) == 3 and "logical_form" in records[0] and "logical_form" in records[2]
+    assert records[1]["input"] == deep
+    return records[1]["error"]
+
+
+def dependency_deep_json(env: Env) -> None:
+    archive = env.request.getfixturevalue("dependency_archive")
+    deep = '{"tokens": ' + "[" * 1500 + "]" * 1500 + "}"
+    path = env.write({"input.txt": "Hi there .\n" + deep + "\nGo home .\n"})
+    code, out, err = env.cli("predict", archive, path, "--device", "cpu", "--predictor", "dependency")
+    assert code == 0 and "Traceback" not in err, err
+    blocks = [block for block in out.split("\n\n") if block.strip()]
+    assert len(blocks) == 3 and "# error = " in blocks[1] and "nested too deeply" in blocks[1], blocks[1]
+    assert all(any(line[:1].isdigit() for line in block.splitlines()) for block in (blocks[0], blocks[2]))
+
+
+def archive_config_not_an_object(env: Env) -> str:
+    messages = []
+    for value in ("[1, 2]", '"str"', "null", "42", "[" * 1500 + "]" * 1500):
+        archive = repacked_archive(env, "odd.tar.gz", lambda name, data, value=value: value.encode() if name == "config.json" else data)
+        messages.append(predict_with(env, archive))
+    assert messages[1:] == [
+        "error: odd.tar.gz: corrupt config.json: a string where an object belongs",
+        "error: odd.tar.gz: corrupt config.json: null where an object belongs",
+        "error: odd.tar.gz: corrupt config.json: a number where an object belongs",
+        "error: odd.tar.gz: corrupt config.json: not JSON (JSON nested too deeply to read)",
+    ]
+    return messages[0]
+
+
+def archive_without_manifest(env: Env) -> str:
+    """manifest.json deleted and the weights zeroed: the archive used to load and predict."""
+    target = env.tmp / "stripped.tar.gz"
+    with tarfile.open(env.archive()) as source, tarfile.open(target, "w:gz") as out:
+        for member in source.getmembers():
+            if member.name == "manifest.json":
+                continue
+            data = source.extractfile(member).read() if member.isfile() else None
+            if member.name == "weights.safetensors":
+                data = data[:16] + bytes(len(data) - 16)
+            out.addfile(member, io.BytesIO(data) if data is not None else None)
+    return predict_with(env, target)
+
+
+def archive_broken_member(env: Env) -> str:
+    """A member that passes the manifest (it was rewritten to match) but cannot be read: named by archive and member."""
+    archive = repacked_archive(env, "torn.tar.gz", lambda name, data: data[:-1] if name == "vocabulary/tokens.txt" else data)
+    return predict_with(env, archive)
+
+
+def archive_big_unlisted_member(env: Env) -> str:
+    """A 64 MB member the manifest does not list (a few KB compressed): refused before a byte of it is written."""
+    extracted: list[str] = []
+    original = tarfile.TarFile.extract
+
+    def spy(self, member, *args, **kwargs):
+        extracted.append(member.name if isinstance(member, tarfile.TarInfo) else member)
+        return original(self, member, *args, **kwargs)
+
+    archive = repacked_archive(env, "bomb.tar.gz", lambda name, data: data, manifest=False, extra={"big.bin": bytes(64 * MB)})
+    env.monkeypatch.setattr(tarfile.TarFile, "extract", spy)
+    message = predict_with(env, archive)
+    assert "big.bin" not in extracted and extracted[0] == "manifest.json"
+    return message
+
+
+def archive_member_of_another_size(env: Env) -> str:
+    """A member whose size differs from the one the manifest records: refused from its header, before its bytes."""
+    source = env.archive()
+    with tarfile.open(source) as tar:
+        manifest = json.loads(tar.extractfile("manifest.json").read())
+    assert manifest["size"]["weights.safetensors"] > 0, "archives record their members' sizes"
+    archive = repacked_archive(env, "resized.tar.gz", lambda name, data: data + bytes(4096) if name == "weights.safetensors" else data, manifest=False)
+    return predict_with(env, archive)
+
+
+def archive_with_full_tmpdir(env: Env) -> str:
+    with small_disk(env.tmp / "tmp", "16k") as tmp:
+        env.monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+        return predict_with(env, env.archive())
+
+
+def train_on_a_full_disk(env: Env) -> str:
+    env.seq2seq_env()
+    with small_disk(env.tmp / "disk", "96k") as disk:
+        message = env.cli_error("train", SEQ2SEQ, "-s", disk / "run", "-o", RUN_OVERRIDES)
+        assert not [path for path in disk.rglob("*.tmp")], "a failed write leaves no temporary file behind"
+        return message
+
+
+def predict_to_a_full_disk(env: Env) -> str:
+    return env.cli_error("predict", env.archive(), env.write({"input.txt": QUESTIONS * 200}), "--device", "cpu", "-o", "/dev/full")
+
+
+def evaluate_to_a_full_disk(env: Env) -> str:
+    return env.cli_error("evaluate", env.archive(), env.write({"data.tsv": TSV}), "--device", "cpu", "--output-file", "/dev/full")
+
+
+def toolkit_process(*args: str, stdout=subprocess.PIPE, input_path: Path | None = None) -> subprocess.Popen:
+    """`python -m toolkit ARGS` in a process of its own, for what only a real pipe or file shows."""
+    return subprocess.Popen([sys.executable, "-m", "toolkit", *args], stdout=stdout, stderr=subprocess.PIPE, cwd=REPO)
+
+
+def predict_into_head(env: Env) -> None:
+    """`toolkit predict ... | head -1`: exit status 1 and no message, because click turned the broken pipe into exit 1."""
+    process = toolkit_process("predict", str(env.archive()), str(env.write({"input.txt": QUESTIONS * 500})), "--device", "cpu")
+    first = process.stdout.readline()
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 0 and err == "", err
+    assert json.loads(first)["question"] == "what state border s0"
+
+
+def predict_to_full_stdout(env: Env) -> str:
+    with open("/dev/full", "wb") as full:
+        process = toolkit_process("predict", str(env.archive()), str(env.write({"input.txt": QUESTIONS * 500})), "--device", "cpu", stdout=full)
+        err = process.stderr.read().decode()
+    lines = err.strip().splitlines()
+    assert process.wait(timeout=120) == 1 and len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def predict_utf16(encoding: str) -> Callable[[Env], str]:
+    def check(env: Env) -> str:
+        path = env.write({"input.txt": "\ufeffwhat state border s0\nciti in s0\n".encode(encoding)})
+        return env.cli_error("predict", env.archive(), path, "--device", "cpu")
+
+    return check
+
+
+def predict_nul_line(env: Env) -> str:
+    records = predict_records(env, b"what state border s0\nciti\x00 in s0\nciti in s0\n")
+    assert len(records) == 3 and "logical_form" in records[0] and "logical_form" in records[2]
+    return records[1]["error"]
+
+
+def evaluate_too_long(env: Env) -> str:
+    """A gold sentence longer than the dependency model decodes whole: warned, and counted in the output."""
+    archive = env.request.getfixturevalue("dependency_archive")
+    env.capsys.readouterr()
+    rows = [f"{i}\tw{i}\tw\tNOUN\tNN\t_\t{0 if i == 1 else 1}\t{'root' if i == 1 else 'dep'}\t_\t_" for i in range(1, 601)]
+    data = env.write({"data.conllu": CONLLU + "\n".join(rows) + "\n\n"})
+    caplog = env.request.getfixturevalue("caplog")
+    caplog.clear()
+    code, out, err = env.cli("evaluate", archive, data, "--device", "cpu")
+    scores = json.loads(out)
+    assert code == 0 and scores["too_long"] == 1 and scores["examples"] == 3, (out, err)
+    [warning] = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    return env.clean(warning)
+
+
+def override_error(value: Callable[[Env], str]) -> Callable[[Env], str]:
+    def check(env: Env) -> str:
+        env.seq2seq_env()
+        return env.cli_error("train", SEQ2SEQ, "-s", env.tmp / "run", "-o", value(env))
+
+    return check
+
+
 PARALLEL_CONFIG = "{ dataset_reader: { type: 'parallel_text', source_language: 'de', target_language: 'en' } }\n"
 
 COMMAND_CASES = [
@@ -916,6 +1156,64 @@ COMMAND_CASES = [
         predict_bad_json,
     ),
     Case(
+        "predict-deep-json",
+        "a JSON line nested 1,500 deep between good lines (a RecursionError lost every record)",
+        "`toolkit predict` (seq2seq archive): the `error` of the line's record",
+        "invalid JSON: JSON nested too deeply to read",
+        predict_deep_json,
+    ),
+    Case(
+        "dependency-deep-json",
+        "the same line for the dependency predictor",
+        "`toolkit predict --predictor dependency`",
+        "the sentence's block carries the error; the sentences before and after it are parsed",
+        dependency_deep_json,
+        message=False,
+    ),
+    Case(
+        "predict-utf16",
+        "a UTF-16 file with its byte order mark (read as UTF-8: 3 records for 2 lines, every other character NUL)",
+        "`toolkit predict` (seq2seq archive)",
+        "error: input.txt: the file is UTF-16LE text (its byte order mark says so), and this toolkit reads UTF-8: convert it first, e.g. iconv -f UTF-16 -t UTF-8 input.txt > input.utf8.txt",
+        predict_utf16("utf-16-le"),
+    ),
+    Case(
+        "predict-utf32",
+        "a UTF-32 file with its byte order mark",
+        "`toolkit predict` (seq2seq archive)",
+        "error: input.txt: the file is UTF-32BE text (its byte order mark says so), and this toolkit reads UTF-8: …",
+        predict_utf16("utf-32-be"),
+    ),
+    Case(
+        "predict-nul",
+        "a line holding a NUL byte (UTF-16 without a byte order mark; the dependency predictor wrote NULs into CoNLL-U)",
+        "`toolkit predict` (seq2seq archive): the `error` of the line's record",
+        "a NUL byte at character 4 of the line: this is not UTF-8 text (UTF-16 without a byte order mark?)",
+        predict_nul_line,
+    ),
+    Case(
+        "predict-head",
+        "`toolkit predict ... | head -1` (exit status 1, no message)",
+        "`toolkit predict`, in a process of its own",
+        "exit status 0, nothing on stderr: the reader has gone, which is no error",
+        predict_into_head,
+        message=False,
+    ),
+    Case(
+        "predict-full-output",
+        "`-o /dev/full` (a full disk: torch's, safetensors' or the OS's own traceback)",
+        "`toolkit predict` (seq2seq archive)",
+        "error: cannot write the output file /dev/full: no space left on the device; what was written holds the first inputs only",
+        predict_to_a_full_disk,
+    ),
+    Case(
+        "predict-full-stdout",
+        "standard output on a full disk (`> /dev/full`)",
+        "`toolkit predict`, in a process of its own",
+        "error: cannot write the output: no space left on the device; what was written holds the first inputs only",
+        predict_to_full_stdout,
+    ),
+    Case(
         "predict-missing-input",
         "a missing input file",
         "`toolkit predict` (seq2seq archive)",
@@ -992,6 +1290,20 @@ COMMAND_CASES = [
         "`toolkit evaluate` (seq2seq archive), before decoding: nothing on stdout",
         "error: cannot write the output file missing/metrics.json: the folder missing does not exist",
         evaluate_output_error,
+    ),
+    Case(
+        "evaluate-full-output",
+        "`--output-file /dev/full`",
+        "`toolkit evaluate` (seq2seq archive)",
+        "error: cannot write the output file /dev/full: no space left on the device; what was written holds the first inputs only",
+        evaluate_to_a_full_disk,
+    ),
+    Case(
+        "evaluate-too-long",
+        "a gold sentence longer than the dependency model decodes whole (UAS fell from 0.257 to 0.044 without a word)",
+        '`toolkit evaluate`: a warning on stderr, and `"too_long": 1` in the scores',
+        "data.conllu:10: 1 of 3 inputs are longer than this model decodes whole (… words: its search's max_steps and its positions); they are scored as it parses them, cut short",
+        evaluate_too_long,
     ),
     Case(
         "train-dir-under-file",
@@ -1099,6 +1411,50 @@ COMMAND_CASES = [
         force_into_other_files,
     ),
     Case(
+        "force-bad-key",
+        "`--force` over a finished run, with a misspelt `-o` key (the directory was emptied before the config was read)",
+        "`toolkit train --force`; every file of the run is as it was",
+        "error: unknown key 'trainer.num_epoch' (did you mean 'num_epochs'?)…",
+        force_fails_and_keeps_the_run('{"trainer.num_epoch": 1}'),
+    ),
+    Case(
+        "force-bad-data",
+        "`--force` over a finished run, with a bad line in the training data",
+        "`toolkit train --force`; every file of the run is as it was",
+        "error: data.tsv:2: expected 'question<TAB>logical form', found no tab",
+        force_fails_and_keeps_the_run(train={"data.tsv": TSV.splitlines()[0] + "\nno tab here\n"}),
+    ),
+    Case(
+        "force-foreign-files",
+        "`--force` over a finished run whose directory also holds the training data and a `notes/` folder (deleted, then `no such file`)",
+        "`toolkit train --force`; nothing in the directory changes",
+        "error: --force: run holds files that no training run writes (notes/, train.tsv), and --force deletes only what a run wrote: move them out, or train into another directory",
+        force_over_foreign_files,
+    ),
+    Case(
+        "force-interrupted",
+        "a directory where a `--force` start was killed while it validated (the previous run is in `.replaced`)",
+        "`toolkit train`",
+        "the previous run is put back, with a warning, before anything else; here the directory is then refused as not empty",
+        force_after_an_interrupted_force,
+        message=False,
+    ),
+    Case(
+        "force-valid",
+        "`--force` over a finished run, with a config and data that build",
+        "`toolkit train --force`",
+        "the new run replaces the old one once its model is built; `.replaced` is gone",
+        force_replaces_a_valid_run,
+        message=False,
+    ),
+    Case(
+        "train-full-disk",
+        "`-s` on a file system that fills up (96 KB)",
+        "`toolkit train`; no temporary file is left",
+        "error: cannot write …: no space left on the device…",
+        train_on_a_full_disk,
+    ),
+    Case(
         "recover-while-running",
         "`--recover` of a run that is still going",
         "`toolkit train --recover`; nothing in the directory changes",
@@ -1135,6 +1491,20 @@ CONFIG_CASES = [
         "`toolkit train`",
         "error: unknown key 'model.encoder.layers.num_layer' (did you mean 'num_layers'?)…",
         train_error('{"model.encoder.layers.num_layer": 2}'),
+    ),
+    Case(
+        "override-directory",
+        "`-o` naming a directory (`not a unary operator: /`)",
+        "`toolkit train`",
+        "error: -o '…': config file … is a directory",
+        override_error(lambda env: str(env.tmp)),
+    ),
+    Case(
+        "override-missing-file",
+        "`-o` naming a file that does not exist",
+        "`toolkit train`",
+        "error: -o 'overrides/run.json': config file not found: overrides/run.json",
+        override_error(lambda env: str(env.tmp / "overrides" / "run.json")),
     ),
     Case(
         "missing-config",
@@ -1190,7 +1560,7 @@ CONFIG_CASES = [
         "pretrained-corrupt",
         "an archive with a `pretrained.json` that is not JSON",
         "`toolkit predict`",
-        "error: pretrained.tar.gz: corrupt pretrained.json: JSONDecodeError(…)",
+        "error: pretrained.tar.gz: corrupt pretrained.json: not JSON (Expecting property name enclosed in double quotes: …)",
         pretrained_archive(b"[{"),
     ),
     Case(
@@ -1239,6 +1609,48 @@ CONFIG_CASES = [
         "`toolkit predict`",
         "error: added.tar.gz is damaged: it holds notes.txt, which its manifest.json does not list",
         lambda env: predict_with(env, repacked_archive(env, "added.tar.gz", lambda name, data: data, manifest=False, extra={"notes.txt": b"hello"})),
+    ),
+    Case(
+        "archive-no-manifest",
+        "`manifest.json` deleted and the weights zeroed (it loaded and predicted)",
+        "`toolkit predict`",
+        "error: stripped.tar.gz is damaged: its first member is config.json, not its manifest.json, which every archive has begun with since 2026-11-23 …",
+        archive_without_manifest,
+    ),
+    Case(
+        "archive-config-not-an-object",
+        '`config.json` valid JSON but not an object (`[1, 2]`, `"str"`, `null`, `42`, or nested 1,500 deep: an AttributeError)',
+        "`toolkit predict`",
+        "error: odd.tar.gz: corrupt config.json: a list where an object belongs",
+        archive_config_not_an_object,
+    ),
+    Case(
+        "archive-broken-member",
+        "a member that cannot be read, under a manifest rewritten to match (it was named by a deleted temporary path)",
+        "`toolkit predict`",
+        "error: torn.tar.gz, member vocabulary/tokens.txt: truncated (no newline after the last token)",
+        archive_broken_member,
+    ),
+    Case(
+        "archive-unlisted-big-member",
+        "a 64 MB member the manifest does not list (refused only after it was all written)",
+        "`toolkit predict`; the member is never unpacked",
+        "error: bomb.tar.gz is damaged: it holds big.bin, which its manifest.json does not list",
+        archive_big_unlisted_member,
+    ),
+    Case(
+        "archive-resized-member",
+        "a member of another size than the manifest records",
+        "`toolkit predict`; refused from the member's header",
+        "error: resized.tar.gz is damaged: weights.safetensors holds … bytes, and its manifest.json says …",
+        archive_member_of_another_size,
+    ),
+    Case(
+        "archive-full-tmpdir",
+        "`$TMPDIR` full while the archive is unpacked (the message said the archive was not readable)",
+        "`toolkit predict`",
+        "error: cannot unpack …model.tar.gz into the temporary folder tmp: …; make room there, or set TMPDIR to a folder with room",
+        archive_with_full_tmpdir,
     ),
     Case(
         "ensemble-damaged-member",

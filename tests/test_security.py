@@ -101,20 +101,20 @@ class Payload:
 
 
 def repack(archive: Path, target: Path, replace: dict[str, bytes] | None = None, extra: list[tarfile.TarInfo] | None = None) -> Path:
-    """A copy of *archive* with some members' bytes replaced and *extra* members (first) added.
+    """A copy of *archive* with some members' bytes replaced and *extra* members added right after the manifest.
 
-    ``manifest.json`` is rewritten to match the replaced members: an attacker who crafts an archive
-    writes a consistent manifest, so these tests reach the defences behind the integrity check.
+    ``manifest.json`` is rewritten to match the replaced members (checksums and sizes): an attacker who
+    crafts an archive writes a consistent manifest, so these tests reach the defences behind the
+    integrity check.
     """
     replace = dict(replace or {})
     with tarfile.open(archive) as source:
         manifest = json.loads(source.extractfile("manifest.json").read())
     for name, payload in replace.items():
         manifest["sha256"][name] = hashlib.sha256(payload).hexdigest()
+        manifest["size"][name] = len(payload)
     replace["manifest.json"] = json.dumps(manifest).encode()
     with tarfile.open(archive) as source, tarfile.open(target, "w:gz") as out:
-        for member in extra or []:
-            out.addfile(member, io.BytesIO(b"escaped") if member.isfile() else None)
         for member in source.getmembers():
             if not member.isfile():
                 out.addfile(member)
@@ -122,6 +122,9 @@ def repack(archive: Path, target: Path, replace: dict[str, bytes] | None = None,
             payload = replace.get(member.name, source.extractfile(member).read())
             member.size = len(payload)
             out.addfile(member, io.BytesIO(payload))
+            if member.name == "manifest.json":
+                for added in extra or []:
+                    out.addfile(added, io.BytesIO(b"escaped") if added.isfile() else None)
     return target
 
 
@@ -153,9 +156,9 @@ def member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.
         ("../escaped.txt", tarfile.REGTYPE, "", "refusing the member '../escaped.txt', which points outside the archive"),
         ("vocabulary/../../../escaped.txt", tarfile.REGTYPE, "", "refusing the member 'vocabulary/../../../escaped.txt'"),
         ("ABSOLUTE", tarfile.REGTYPE, "", "which points outside the archive"),
-        ("escape", tarfile.SYMTYPE, "../../escaped.txt", "is not a readable model archive"),
-        ("etc", tarfile.SYMTYPE, "/etc", "is not a readable model archive"),
-        ("hard", tarfile.LNKTYPE, "../../escaped.txt", "is not a readable model archive"),
+        ("escape", tarfile.SYMTYPE, "../../escaped.txt", "holds escape, which is not a file or a folder (a link or a device)"),
+        ("etc", tarfile.SYMTYPE, "/etc", "holds etc, which is not a file or a folder"),
+        ("hard", tarfile.LNKTYPE, "../../escaped.txt", "holds hard, which is not a file or a folder"),
     ],
     ids=["dotdot", "nested-dotdot", "absolute", "symlink-out", "symlink-absolute", "hardlink-out"],
 )

@@ -55,7 +55,8 @@ def _params(config: str, overrides: tuple[str, ...]):
         try:
             combined = merge(combined, unflatten(evaluate_jsonnet(override)), keys_taken)
         except ConfigurationError as error:
-            raise ConfigurationError(f"-o {override!r}: {error}") from None
+            shown = override if len(override) <= 60 else override[:57] + "..."
+            raise ConfigurationError(f"-o {shown!r}: {error}") from None
     return Params.from_file(config, combined, keys_of=keys_taken)
 
 
@@ -142,7 +143,7 @@ def evaluate(
     The archive's metrics come first; each ``--metric NAME`` adds one more, decoded once for all.
     A score whose name another metric already used is printed as ``NAME:score``.
     """
-    from toolkit.evaluation import predict, score
+    from toolkit.evaluation import predict, score, undecodable
     from toolkit.files import check_writable, writing_output
     from toolkit.metrics.metric import Metric, check_golds
 
@@ -153,12 +154,14 @@ def evaluate(
     extras = [(name, Metric.by_name(name)()) for name in extra_metrics]
     examples = loaded.dataset_reader.read(data, whole=True)
     check_golds([*loaded.metrics, *(metric for _, metric in extras)], examples)  # before decoding
-    predictions = predict(loaded.model, examples, search=_search(beam_size))
+    search = _search(beam_size)
+    too_long = undecodable(loaded.model, examples, search)
+    predictions = predict(loaded.model, examples, search=search)
     metrics = score(predictions, examples, loaded.metrics)
     for name, metric in extras:
         for key, value in score(predictions, examples, [metric]).items():
             metrics[f"{name}:{key}" if key in metrics else key] = value
-    text = json.dumps({"examples": len(examples), **metrics})
+    text = json.dumps({"examples": len(examples), **({"too_long": len(too_long)} if too_long else {}), **metrics})
     click.echo(text)
     if output_file:
         with writing_output(output_file) as sink:

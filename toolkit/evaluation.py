@@ -1,5 +1,6 @@
 """Decoding a data set and scoring it: shared by validation, `toolkit evaluate` and predictors."""
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,7 +13,9 @@ from toolkit.device import move_to_device
 from toolkit.metrics.metric import Metric, check_golds
 from toolkit.models.model import Model
 
-__all__ = ["evaluate", "move_to_device", "predict"]
+__all__ = ["evaluate", "move_to_device", "predict", "undecodable"]
+
+logger = logging.getLogger(__name__)
 
 
 @torch.no_grad()
@@ -34,6 +37,26 @@ def predict(model: Model, examples: Sequence[Example], max_tokens: int = 8192, s
         for i, prediction in zip(indices, model.predict([examples[i] for i in indices], search)):
             predictions[i] = prediction
     return predictions
+
+
+def undecodable(model: Model, examples: Sequence[Example], search=None) -> list[Example]:
+    """The *examples* longer than *model* decodes whole (:meth:`Model.max_decodable_words`), logged in one
+    warning with the first one's file and line: their predictions are cut short, and score as such.
+    """
+    limit = model.max_decodable_words(search)
+    over = [example for example in examples if limit is not None and len(example.tokens) > limit]
+    if over:
+        first = over[0].meta
+        where = f"{first['path']}:{first['line']}: " if first.get("path") and first.get("line") else ""
+        logger.warning(
+            "%s%d of %d inputs are longer than this model decodes whole (%d words: its search's max_steps and its positions); "
+            "they are scored as it parses them, cut short",
+            where,
+            len(over),
+            len(examples),
+            limit,
+        )
+    return over
 
 
 def evaluate(model: Model, examples: Sequence[Example], metrics: Sequence[Metric], max_tokens: int = 8192, search=None) -> dict[str, float]:

@@ -27,6 +27,7 @@ from typing import Any
 import _jsonnet
 
 from toolkit.errors import ConfigurationError
+from toolkit.files import parse_json
 
 logger = logging.getLogger(__name__)
 _REQUIRED: Any = object()  # marks a key that has no default
@@ -224,7 +225,10 @@ def evaluate_jsonnet(path_or_snippet: str | os.PathLike[str], ext_vars: Mapping[
             output = _jsonnet.evaluate_snippet(where, text, ext_vars=variables)
     except RuntimeError as error:
         raise ConfigurationError(f"cannot evaluate {where}: {str(error).strip()}") from None
-    config = json.loads(output)
+    try:
+        config = parse_json(output)
+    except ValueError as error:
+        raise ConfigurationError(f"cannot evaluate {where}: {error}") from None
     if not isinstance(config, dict):
         kind = type(config).__name__
         raise ConfigurationError(f"{where}: the top level must be an object, got {kind}")

@@ -115,6 +115,13 @@ class Grammar(Registrable):
     def initial_state(self, example: Example) -> State:
         """The state before the first symbol, for the sentence of *example*."""
 
+    def max_actions(self, words: int) -> int | None:
+        """The most symbols a derivation of a *words*-word input takes, where the input bounds it (a
+        transition system's ``2n``); ``None`` where it does not (a logical form's length is its own).
+        Sizes the longest input a search of ``max_steps`` decodes whole.
+        """
+        return None
+
     def data_report(self, examples: Sequence[Example]) -> dict[str, int]:
         """Counts worth a line in the training log (e.g. trees deeper than a positional encoding reaches)."""
         return {}

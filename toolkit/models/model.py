@@ -40,6 +40,27 @@ class Model(nn.Module, Registrable):
                 example.meta.get("line"),
             )
 
+    def max_decodable_words(self, search: Any = None) -> int | None:
+        """The longest input decoded whole: its words must fit the encoder's positions, and its symbols
+        (``grammar.max_actions(n)``, ``2n`` for the shipped transition systems) the search's
+        ``max_steps`` and the decoder's positions. A longer one is read or decoded cut short.
+        ``None``: no limit this model knows of.
+        """
+        grammar, words = getattr(self, "grammar", None), self.max_input_length
+        searching = search or getattr(self, "search", None)
+        steps = min(filter(None, [getattr(searching, "max_steps", None), self.max_output_length]), default=None)
+        if grammar is None or steps is None or grammar.max_actions(1) is None:
+            return words
+        limit, most = 0, words or steps
+        while limit < most and grammar.max_actions(limit + 1) <= steps:
+            limit += 1
+        return limit
+
+    @property
+    def max_output_length(self) -> int | None:
+        """The most symbols the decoder has positions for (``None``: any)."""
+        return None
+
     def length(self, indexed: dict[str, Any]) -> int:
         """The number of tokens an indexed example contributes to a batch's token budget."""
         return sum(len(value) for value in indexed.values() if isinstance(value, list))

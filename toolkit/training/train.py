@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import shutil
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -45,9 +46,9 @@ from toolkit.data.cache import cache_key, cached
 from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
-from toolkit.errors import ConfigurationError
-from toolkit.evaluation import evaluate
-from toolkit.files import DirectoryLock, reason, write_atomically
+from toolkit.errors import ConfigurationError, ToolkitError
+from toolkit.evaluation import evaluate, undecodable
+from toolkit.files import DirectoryLock, parse_json, reason, write_atomically, write_failure
 from toolkit.from_params import NonNegativeInt, Range, construct
 from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.metric import check_golds, metrics_from_params
@@ -103,6 +104,8 @@ def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> tu
         raise ConfigurationError("use either --recover or --force, not both")
     if directory.exists() and not directory.is_dir():
         raise ConfigurationError(f"the serialization directory {directory} is a file")
+    if (directory / REPLACED_DIR).is_dir():
+        restore_interrupted_force(directory)
     filled = directory.is_dir() and any(path.name != DirectoryLock.NAME for path in directory.iterdir())
     if filled and not (recover or force):
         raise ConfigurationError(f"serialization directory {directory} is not empty; use --recover to continue its training or --force to overwrite it")
@@ -126,7 +129,6 @@ def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> tu
     lock = DirectoryLock(directory)
     lock.acquire("recover the run in it" if recover else "train into it" if not force else "overwrite it (--force)")
     try:
-        PreviousRun(directory).restore_interrupted()
         previous = PreviousRun(directory).move_aside() if force and filled else None
     except OSError as error:
         lock.release()
@@ -181,6 +183,19 @@ def empty_held_directory(directory: Path, keep: tuple[str, ...] = ()) -> None:
             shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
 
 
+def restore_interrupted_force(directory: Path) -> None:
+    """A ``--force`` start killed before its validation ended left the previous run aside: put it back,
+    under the lock, before anything else looks at the directory.
+    """
+    lock = DirectoryLock(directory)
+    lock.acquire("put back the run that an interrupted --force start moved aside")
+    try:
+        logger.warning("%s: putting back the run that an interrupted --force start had moved to %s", directory, REPLACED_DIR)
+        PreviousRun(directory).restore()
+    finally:
+        lock.release()
+
+
 class PreviousRun:
     """The run that ``--force`` replaces, kept in ``DIR/.replaced`` until the new run is validated
     (its config, data, vocabulary and model built): a new run that fails before then puts it back,
@@ -205,11 +220,6 @@ class PreviousRun:
                 os.replace(path, self.directory / path.name)
             self.aside.rmdir()
 
-    def restore_interrupted(self) -> None:
-        """A ``--force`` start killed before its validation ended left the previous run aside: put it back."""
-        if self.aside.is_dir():
-            logger.warning("%s: putting back the run that an interrupted --force start had moved to %s", self.directory, REPLACED_DIR)
-            self.restore()
 
     def discard(self) -> None:
         """The new run is validated: the previous one goes."""
@@ -251,8 +261,11 @@ def check_recovered_config(saved: dict, config: dict, directory: Path) -> None:
 
 def saved_config(directory: Path) -> dict:
     try:
-        return json.loads((directory / CONFIG_NAME).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        config = parse_json((directory / CONFIG_NAME).read_bytes())
+        if not isinstance(config, dict):
+            raise ValueError(f"not a JSON object but {type(config).__name__}")
+        return config
+    except (OSError, ValueError) as error:
         raise ConfigurationError(f"--recover: {directory / CONFIG_NAME} is damaged ({error}); the run cannot be continued") from None
 
 
@@ -269,10 +282,30 @@ def quiet_logging() -> Iterator[None]:
 
 
 @contextmanager
+def writing_into(directory: Path) -> Iterator[None]:
+    """A write into *directory* that the file system refuses (a full disk) is one error naming it."""
+    try:
+        yield
+    except OSError as error:
+        if why := write_failure(error, directory / RUN_LOG):
+            raise ToolkitError(f"cannot write in the serialization directory {directory}: {why}") from None
+        raise
+
+
+class RunLog(logging.FileHandler):
+    """``out.log``, which a full disk stops with one warning on the console, not a traceback per message."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        self.close()
+        logging.getLogger().removeHandler(self)
+        logger.warning("%s can no longer be written (%s): the run's log goes on on the console only", self.baseFilename, sys.exc_info()[1])
+
+
+@contextmanager
 def file_logging(directory: Path) -> Iterator[None]:
     """Write the toolkit's INFO messages to ``out.log`` for the run, whatever the console's level."""
     try:
-        handler = logging.FileHandler(directory / RUN_LOG)
+        handler = RunLog(directory / RUN_LOG)
     except OSError as error:
         raise ConfigurationError(f"cannot write {directory / RUN_LOG}: {reason(error)}") from None
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -304,7 +337,7 @@ def train_model(params: Params, serialization_dir: str | Path, recover: bool = F
         try:
             distributed.barrier()
             logs = file_logging(directory) if distributed.is_main else quiet_logging()
-            with logs, record_built() as components:
+            with logs, record_built() as components, writing_into(directory):
                 return _train(params, config, directory, recover, components, distributed, validated=previous.discard if previous else None)
         except BaseException:
             if lock is not None and not recover:
@@ -413,6 +446,7 @@ def _train(
 
     final = {"training_epochs": len(history), **(history[-1] if history else {})}
     if test_examples is not None:
+        undecodable(model, test_examples)
         test_metrics = evaluate(model, test_examples, metrics, trainer.decode_max_tokens)
         final.update({f"test_{name}": value for name, value in test_metrics.items()})
         logger.info("test: %s", json.dumps(test_metrics))
