@@ -220,7 +220,6 @@ class PreviousRun:
                 os.replace(path, self.directory / path.name)
             self.aside.rmdir()
 
-
     def discard(self) -> None:
         """The new run is validated: the previous one goes."""
         shutil.rmtree(self.aside, ignore_errors=True)
