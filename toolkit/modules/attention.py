@@ -94,7 +94,7 @@ class MultiHeadAttention(nn.Module):
         (:class:`Packing`), each padded to its longest, its padding keys masked.
         """
         queries, keys_values = self.query(x), self.key_value(x)
-        heads = x.new_empty(x.shape)
+        heads = queries.new_empty(x.shape)  # in the projections' dtype: bf16 under CUDA's autocast, where x stays float32
         batch, length = packing.shape
         recorded = None if self.recorder is None else x.new_zeros(batch, self.num_heads, length, length)  # (B, H, S, S), as unpacked
         for rows, gather, inside, words in packing.groups:
@@ -102,9 +102,9 @@ class MultiHeadAttention(nn.Module):
             keys, values = map(self.split_heads, keys_values[gather].chunk(2, dim=-1))
             mask = None if bool(inside.all()) else inside[:, None, None, :]
             if recorded is not None:
-                recorded[rows, :, : q.size(2), : q.size(2)] = attention_probabilities(q, keys, mask)
+                recorded[rows, :, : q.size(2), : q.size(2)] = attention_probabilities(q, keys, mask).to(recorded.dtype)
             attended = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)
-            heads[words] = attended.transpose(1, 2).flatten(2)[inside]
+            heads[words] = attended.transpose(1, 2).flatten(2)[inside].to(heads.dtype)  # an index put casts nothing: autocast may return either
         if recorded is not None:
             self.recorder(self, recorded)
         return self.output(heads)
