@@ -211,6 +211,23 @@ def predict(
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True, help="Most inputs decoded together.")
 @click.option("--max-wait-ms", type=click.FloatRange(min=0), default=0.0, show_default=True, help="How long a batch waits for more requests.")
 @click.option("--predictor", default=None, help="Predictor name (see `toolkit list Predictor`); default: the one the archive's grammar names.")
+@click.option(
+    "--client-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Seconds a client has to send a request's head, then again its body (else 408, connection closed); a client that reads none of its response for this long is cut off.",
+)
+@click.option(
+    "--graceful-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=20.0,
+    show_default=True,
+    help="On SIGTERM or Ctrl-C: seconds that requests already read may take to be answered; then the rest get a 503 and the server exits.",
+)
+@click.option(
+    "--max-connections", type=click.IntRange(min=1), default=256, show_default=True, help="Connections open at once; the next ones get a 503 and are closed."
+)
 @beam_option
 @ensemble_option
 @device_option
@@ -222,6 +239,9 @@ def serve(
     batch_size: int,
     max_wait_ms: float,
     predictor: str | None,
+    client_timeout: float,
+    graceful_timeout: float,
+    max_connections: int,
     beam_size: int | None,
     ensemble: tuple[str, ...],
     device: str,
@@ -235,7 +255,18 @@ def serve(
     sock = listen(host, port)
     require_serve_extra()
     runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include, ensemble=ensemble)
-    run_server(runner, predictor or runner.model.grammar.default_predictor, archive, sock, batch_size, max_wait_ms / 1000, ensemble)
+    run_server(
+        runner,
+        predictor or runner.model.grammar.default_predictor,
+        archive,
+        sock,
+        batch_size,
+        max_wait_ms / 1000,
+        ensemble,
+        client_timeout=client_timeout,
+        graceful_timeout=graceful_timeout,
+        max_connections=max_connections,
+    )
 
 
 @cli.command()

@@ -36,7 +36,7 @@ class ServerProcess:
         return self.log.read()
 
     def stop(self, timeout: float = 60.0) -> int:
-        """SIGTERM (requests in flight are finished), then SIGKILL after *timeout* seconds; the exit code."""
+        """SIGTERM (requests read whole are answered, within the server's graceful time), then SIGKILL after *timeout* seconds; the exit code."""
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -60,11 +60,16 @@ def start_server(archive: str | Path, *options: str, threads: int | None = None,
     server's output if it exits first, ``TimeoutError`` (the server killed) if it is not up in *timeout* seconds.
     """
     port = free_port()
+    command = [sys.executable, "-m", "toolkit", "serve", str(archive), "--port", str(port), *options]
+    return start_command(command, port, threads=threads, timeout=timeout)
+
+
+def start_command(command: list[str], port: int, threads: int | None = None, timeout: float = 120.0) -> ServerProcess:
+    """*command*, a server that listens on loopback *port*, returned once ``/health`` answers (as :func:`start_server`)."""
     env = dict(os.environ)
     if threads is not None:
         env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     log = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 - it lives as long as the server
-    command = [sys.executable, "-m", "toolkit", "serve", str(archive), "--port", str(port), *options]
     server = ServerProcess(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, text=True, env=env), port, log)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

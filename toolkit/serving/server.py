@@ -51,17 +51,57 @@ def require_serve_extra() -> None:
         raise ToolkitError(f'toolkit serve needs the serve extra ({error.name} is not installed): pip install "parsing-toolkit[serve]"') from None
 
 
-def serve(predictor, name: str, archive: str | Path, sock: socket.socket, batch_size: int, max_wait: float, ensemble: Sequence[str | Path] = ()) -> None:
-    """Serve *predictor* (registered as *name*, loaded from *archive* and the *ensemble* archives) on the bound socket *sock* until stopped."""
+CLIENT_TIMEOUT = 10.0  # seconds a client has to send a request's head, then its body; and the most a response waits for it to read
+GRACEFUL_TIMEOUT = 20.0  # seconds requests already read may take to be answered once the server is told to stop
+MAX_CONNECTIONS = 256  # open at once; the next ones are answered 503 and closed
+
+
+def serve(
+    predictor,
+    name: str,
+    archive: str | Path,
+    sock: socket.socket,
+    batch_size: int,
+    max_wait: float,
+    ensemble: Sequence[str | Path] = (),
+    *,
+    client_timeout: float = CLIENT_TIMEOUT,
+    graceful_timeout: float = GRACEFUL_TIMEOUT,
+    max_connections: int = MAX_CONNECTIONS,
+) -> None:
+    """Serve *predictor* (registered as *name*, loaded from *archive* and the *ensemble* archives) on the bound socket *sock* until stopped.
+
+    A client has *client_timeout* seconds to send a request's head (from when it connects, or from
+    the previous response on a kept-alive connection) and again to send its body: a 408 and the
+    connection closed otherwise; one that stops reading its response that long is cut off. At most
+    *max_connections* are open at once. On SIGTERM or Ctrl-C the server stops accepting, closes idle
+    connections and those still sending a request (a 503), lets requests it has read whole be
+    answered for up to *graceful_timeout* seconds, then cancels the rest (a 503 each) and exits.
+    A second Ctrl-C exits at once. See :mod:`toolkit.serving.guard`.
+    """
     require_serve_extra()
     import uvicorn
 
-    from toolkit.serving.app import create_app
+    from toolkit.serving.app import MAX_BODY, create_app
     from toolkit.serving.batcher import Batcher
+    from toolkit.serving.guard import Guard, Server, protocol_class
 
+    for option, value in (("client_timeout", client_timeout), ("graceful_timeout", graceful_timeout), ("max_connections", max_connections)):
+        if not value > 0:
+            raise ToolkitError(f"{option} must be more than 0, not {value}")
     batcher = Batcher(predictor.predict_batch, batch_size=batch_size, max_wait=max_wait)
-    app = create_app(predictor, batcher, describe(archive, predictor, name, ensemble))
+    app = create_app(predictor, batcher, describe(archive, predictor, name, ensemble), max_body=MAX_BODY)
+    guard = Guard(app, max_body=MAX_BODY, client_timeout=client_timeout)
     host, port = sock.getsockname()[:2]
     logger.info("serving %s on http://%s:%d/ (batches of up to %d inputs)", archive, f"[{host}]" if ":" in host else host, port, batch_size)
-    config = uvicorn.Config(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=None, access_log=False)
-    uvicorn.Server(config).run(sockets=[sock])  # SIGTERM: stop accepting, finish every accepted request (no time limit), then the lifespan drains the batcher
+    config = uvicorn.Config(
+        guard,
+        host=host,
+        port=port,
+        log_level="info",
+        access_log=False,
+        http=protocol_class(client_timeout, max_connections),
+        timeout_graceful_shutdown=graceful_timeout,  # type: ignore[arg-type] - uvicorn takes any number of seconds
+    )
+    # SIGTERM: stop accepting, answer what was read whole (within graceful_timeout), then the lifespan drains the batcher
+    Server(config, guard).run(sockets=[sock])
