@@ -45,6 +45,7 @@ def import_builtin_components() -> None:
         "toolkit.metrics",
         "toolkit.decoding",
         "toolkit.phrases",
+        "toolkit.entities",
         "toolkit.training.trainer",
         "predictors",
         "tree_codecs",
