@@ -30,9 +30,9 @@ def test_smatch_counts_and_placeholders():
     assert (
         values["smatch_recall"] == pytest.approx(1 / 4)
         and values["smatch_precision"] == pytest.approx(1 / 2)
-        and metric.state() == {"match": 0.0, "predicted": 0.0, "gold": 0.0}
+        and metric.state() == {"match": 0.0, "predicted": 0.0, "gold": 0.0, "greedy": 0.0}
     )
-    metric.load_state({"match": 3, "predicted": 4, "gold": 6})
+    metric.load_state({"match": 3, "predicted": 4, "gold": 6, "greedy": 0})
     assert metric.get_metric()["smatch"] == pytest.approx(2 * 0.75 * 0.5 / 1.25)
 
 

@@ -161,13 +161,13 @@ def test_metric_interface():
     metric = Metric.by_name("exact_smatch")(bootstrap_samples=200, seed=1)
     assert isinstance(metric, ExactSmatch)
     metric([REENTRANT, "(d / dog :mod (b / big))"], [NOT_REENTRANT, "(b / big :domain (d / dog))"])
-    assert metric.state() == {"matched": 9.0, "test": 11.0, "gold": 12.0}
+    assert metric.state() == {"matched": 9.0, "test": 11.0, "gold": 12.0, "greedy": 0.0, "unproven": 0.0}
     values = metric.get_metric()
     assert values["smatch_f1"] == pytest.approx(f_score(9, 11, 12))
     assert values["smatch_precision"] == pytest.approx(9 / 11) and values["smatch_recall"] == pytest.approx(9 / 12)
     assert values["smatch_f1_ci_low"] <= values["smatch_f1"] <= values["smatch_f1_ci_high"]
     assert metric.get_metric(reset=True) == values  # seeded bootstrap: the same interval again
-    assert [p.f1 for p in metric.pair_scores] == [] and metric.state() == {"matched": 0.0, "test": 0.0, "gold": 0.0}
+    assert [p.f1 for p in metric.pair_scores] == [] and metric.state() == {"matched": 0.0, "test": 0.0, "gold": 0.0, "greedy": 0.0, "unproven": 0.0}
     with pytest.raises(ValueError):
         metric([REENTRANT], [])
 

@@ -37,8 +37,10 @@ Smatch (the grammar's ``force_align``).
 
 from __future__ import annotations
 
+import heapq
 import re
-from collections.abc import Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from transition_systems.amr.graph import GoldGraph
@@ -124,10 +126,55 @@ def align(graph: GoldGraph, tokens: Sequence[str], lemmas: Sequence[str], lexico
     return aligner.alignment
 
 
+class _Postings:
+    """The sorted token indices that match one key (a word, a lemma, a stem, ...), where the free ones (no rule took
+    them) are found in near-constant time: each side keeps a pointer past the used positions, compressed as it is followed.
+    """
+
+    def __init__(self, indices: list[int]) -> None:
+        self.indices = indices
+        self.right = list(range(len(indices) + 1))  # right[k] == k: position k is free (len(indices): none is)
+        self.left = list(range(len(indices) + 1))  # the same leftwards, shifted by one (0: none is)
+
+    def use(self, position: int) -> None:
+        self.right[position] = position + 1
+        self.left[position + 1] = position
+
+    @staticmethod
+    def _find(pointers: list[int], position: int) -> int:
+        root = position
+        while pointers[root] != root:
+            root = pointers[root]
+        while pointers[position] != root:
+            pointers[position], position = root, pointers[position]
+        return root
+
+    def free_from(self, index: int) -> int | None:
+        """The first free token at or after token *index*."""
+        position = self._find(self.right, bisect_left(self.indices, index))
+        return self.indices[position] if position < len(self.indices) else None
+
+    def free_until(self, index: int) -> int | None:
+        """The last free token at or before token *index*."""
+        position = self._find(self.left, bisect_right(self.indices, index))
+        return self.indices[position - 1] if position > 0 else None
+
+    def any_from(self, index: int) -> int | None:
+        position = bisect_left(self.indices, index)
+        return self.indices[position] if position < len(self.indices) else None
+
+    def any_until(self, index: int) -> int | None:
+        position = bisect_right(self.indices, index)
+        return self.indices[position - 1] if position > 0 else None
+
+
 class _Aligner:
     """One sentence's alignment in progress.
 
-    *used* holds the tokens a rule has taken, so that later rules prefer free tokens.
+    *used* holds the tokens a rule has taken, so that later rules prefer free tokens. Tokens are
+    indexed by word, lemma, stem, number and the concepts the dictionaries tie them to, so each
+    node looks only at the tokens that can match it: time grows with the matches, not with nodes
+    times tokens.
     """
 
     def __init__(self, graph: GoldGraph, tokens: Sequence[str], lemmas: Sequence[str], lexicon: Lexicon) -> None:
@@ -144,11 +191,49 @@ class _Aligner:
             self.parents.setdefault(target, []).append((role, source))
             self.children.setdefault(source, []).append((role, target))
         self.edges_of = graph.neighbours()
+        self.frames_of: dict[str, list[str]] = {}  # node -> the frames it is an argument of (written :ARGn-of), in graph.inverted's order
+        for source, role, target in graph.inverted:
+            if role.startswith("ARG"):
+                self.frames_of.setdefault(target, []).append(source)
+        # the token indexes: (kind, key) -> sorted token indices
+        self.index: dict[tuple[str, str], list[int]] = {}
+        for i, (token, lemma) in enumerate(zip(self.lowered, self.lemmas)):
+            keys = {("word", token), ("lemma", lemma)}
+            keys.update(("evoked", concept) for concept in self.evoked[i])
+            for word in self.forms[i]:
+                keys.update((kind, word[:size]) for kind, size in (("prefix", PREFIX), ("prefix3", 3)) if len(word) >= size)
+            if token and (value := number_value([token])) is not None:
+                keys.add(("number", value))
+            if (value := number_value(self.lowered[i : i + 2])) is not None:
+                keys.add(("pair", value))
+            for key in keys:
+                self.index.setdefault(key, []).append(i)
+        self.postings: dict[object, _Postings] = {}
+        self.members: list[list[tuple[_Postings, int]]] = [[] for _ in self.lowered]  # token -> the postings it is in
+        self.commas = [i for i, token in enumerate(self.lowered) if token in (",", ";")]
+        self.demonym_at: dict[str, int] = {}
+        for i, token in enumerate(self.lowered):
+            self.demonym_at.setdefault((demonym(token) or ("", ""))[1], i)
+        self.stem_word_at: dict[str, int | None] = {}
 
     def put(self, node: str, index: int) -> None:
         """Align *node* to token *index*, which later rules then avoid."""
         self.alignment.tokens[node] = index
-        self.used.add(index)
+        if index not in self.used:
+            self.used.add(index)
+            for postings, position in self.members[index]:
+                postings.use(position)
+
+    def listed(self, key: object, indices: Sequence[int] | None = None) -> _Postings:
+        """The postings of *key*: the token indices ``self.index`` has for it, or the given (sorted) *indices*."""
+        postings = self.postings.get(key)
+        if postings is None:
+            postings = self.postings[key] = _Postings(list(self.index.get(key, ())) if indices is None else list(indices))
+            for position, token in enumerate(postings.indices):
+                self.members[token].append((postings, position))
+                if token in self.used:
+                    postings.use(position)
+        return postings
 
     def token_of(self, node: str, roles: Sequence[str] = ()) -> int | None:
         """The token of *node*'s first aligned child by one of *roles* (any role if none given)."""
@@ -172,11 +257,16 @@ class _Aligner:
             words = [graph.labels[target].strip('"').lower() for _, target in ops]
             if not words:
                 continue
-            spans = [start for start in range(len(lowered) - len(words) + 1) if lowered[start : start + len(words)] == words]
-            if not spans:
+            key = ("span", tuple(words))
+            if key not in self.postings:
+                starts = [start for start in self.index.get(("word", words[0]), ()) if lowered[start : start + len(words)] == words]
+                self.listed(key, starts)
+            spans = self.postings[key]
+            if not spans.indices:
                 self.align_name_by_word(node, ops)
                 continue
-            start = next((s for s in spans if s not in self.used), spans[0])
+            start = spans.free_from(0)
+            start = spans.indices[0] if start is None else start
             for offset, (_, target) in enumerate(ops):
                 self.put(target, start + offset)
             self.put(node, start)
@@ -193,51 +283,63 @@ class _Aligner:
         for ``"Turkey"``), goes with that word; no span is merged.
         """
         words = " ".join(self.graph.labels[target].strip('"') for _, target in ops)
-        index = next((i for i, token in enumerate(self.lowered) if (demonym(token) or ("", ""))[1] == words), None)
+        index = self.demonym_at.get(words)
         if index is None and len(ops) == 1:
-            word = words.lower()
-            index = next((i for i, token in enumerate(self.lowered) if len(token) >= PREFIX and _stem_matches(word, self.forms[i])), None)
+            index = self.first_stem_word(words.lower())
         if index is None:
             return
         for node in (*(target for _, target in ops), name, *(entity for role, entity in self.parents.get(name, ()) if role == "name")):
             if node not in self.alignment.tokens:
                 self.put(node, index)
 
+    def first_stem_word(self, word: str) -> int | None:
+        """The first token of at least ``PREFIX`` letters that shares a stem with *word* (once per word)."""
+        if word not in self.stem_word_at:
+            found = (i for i in self.stems(word).indices if len(self.lowered[i]) >= PREFIX and _stem_matches(word, self.forms[i]))
+            self.stem_word_at[word] = next(found, None)
+        return self.stem_word_at[word]
+
+    def stems(self, base: str) -> _Postings:
+        """The tokens one of whose forms shares a stem with *base*: exactly those :func:`_stem_matches` accepts."""
+        if len(base) >= PREFIX:  # a form that begins with base shares its first PREFIX letters too
+            return self.listed(("prefix", base[:PREFIX]))
+        return self.listed(("prefix3", base) if len(base) == 3 else ("none", ""))
+
     # ------------------------------------------------------------ 2. words
 
-    def scores(self, node: str) -> list[int]:
-        """How well each token realises *node*: 3 the word itself, 2 by lemma or lexicon, 1 by stem, 0 not at all."""
+    def groups(self, node: str) -> list[list[_Postings]]:
+        """The tokens that realise *node*, best first: by the word itself (3), by lemma or lexicon (2), by stem (1); each a
+        list of postings (see :meth:`best`). A token is in a group exactly when the rules of step 2 give it that score.
+        """
         label = self.graph.labels[node]
-        tokens = range(len(self.lowered))
-        if node in self.graph.constants:
-            return [self.constant_score(label, i) for i in tokens]
-        cues = CUES.get(label, frozenset())
+        if node in self.graph.constants:  # the constant's word or number (``20,000``, ``3 million``), an article standing for 1
+            value = label.strip('"').lower()
+            if label == "-":
+                exact = [self.listed((kind, word)) for word in sorted(CUES["-"]) for kind in ("word", "lemma")]
+            else:
+                exact = [self.listed(("word", value)), self.listed(("lemma", value)), self.listed(("number", value))]
+            article = [self.listed(("word", "a")), self.listed(("word", "an"))] if label == "1" else []
+            return [exact + [self.listed(("pair", label))], article]
+        cues = sorted(CUES.get(label, frozenset()))
+        cued = [self.listed((kind, word)) for word in cues for kind in ("word", "lemma")]
         if _abstract(label):  # no word is spelled like have-rel-role-91: cue words only
-            return [2 if self.lowered[i] in cues or self.lemmas[i] in cues else 0 for i in tokens]
+            return [cued]
         base = _base(label)
-        return [self.word_score(base, cues, i) for i in tokens]
+        pronouns = [self.listed(("word", form)) for form in sorted(PRONOUNS.get(base, ()))]
+        pronouns += [self.listed(("word", pronoun)) for pronoun, forms in PRONOUNS.items() if base in forms]
+        lexical = [self.listed(("lemma", base)), *cued, *pronouns, self.listed(("evoked", base)), self.multiwords(base)]
+        return [[self.listed(("word", base))], lexical, [self.stems(base)]]
 
-    def constant_score(self, label: str, index: int) -> int:
-        """3 for the constant's word or number (``20,000``, ``3 million``), 2 for an article standing for 1."""
-        if _constant_matches(label, self.lowered[index], self.lemmas[index]) or number_value(self.lowered[index : index + 2]) == label:
-            return 3
-        return 2 * (label == "1" and self.lowered[index] in ("a", "an"))
+    def multiwords(self, base: str) -> _Postings:
+        """The tokens where a concept of several words (``at-hand``, ``give-up``) starts, its other words following within ``WINDOW`` tokens."""
+        key = ("multiword", base)
+        if key not in self.postings:
+            parts = base.split("-")
+            starts = sorted(set(self.index.get(("word", parts[0]), ())) | set(self.index.get(("lemma", parts[0]), ()))) if len(parts) >= 2 else []
+            self.listed(key, [index for index in starts if self.multiword(parts, index)])
+        return self.postings[key]
 
-    def word_score(self, base: str, cues: frozenset[str], index: int) -> int:
-        token, lemma = self.lowered[index], self.lemmas[index]
-        if base == token:
-            return 3
-        if base == lemma or token in cues or lemma in cues or base in PRONOUNS.get(token, ()) or token in PRONOUNS.get(base, ()):
-            return 2
-        if base in self.evoked[index] or self.multiword(base, index):
-            return 2
-        return int(_stem_matches(base, self.forms[index]))
-
-    def multiword(self, base: str, index: int) -> bool:
-        """Whether a concept of several words (``at-hand``, ``give-up``) starts at token *index*, its other words following within ``WINDOW`` tokens."""
-        parts = base.split("-")
-        if len(parts) < 2 or parts[0] not in (self.lowered[index], self.lemmas[index]):
-            return False
+    def multiword(self, parts: list[str], index: int) -> bool:
         position = index
         for part in parts[1:]:
             following = range(position + 1, min(position + 1 + WINDOW, len(self.lowered)))
@@ -247,16 +349,30 @@ class _Aligner:
         return True
 
     def best(self, node: str) -> int | None:
-        """The token matching *node* best: the best match, then a free token, then the nearest to an aligned neighbour."""
-        scores = [(score, index) for index, score in enumerate(self.scores(node)) if score]
-        if not scores:
+        """The token matching *node* best: the best match, then a free token, then the nearest to an aligned neighbour
+        (the first such token where several are as near; the first token if no neighbour is aligned).
+        """
+        group = next((group for group in self.groups(node) if any(postings.indices for postings in group)), None)
+        if group is None:
             return None
-        near = [self.alignment.tokens[other] for role, other in self.parents.get(node, []) + self.children.get(node, []) if other in self.alignment.tokens]
+        near = sorted(
+            {self.alignment.tokens[other] for role, other in self.parents.get(node, []) + self.children.get(node, []) if other in self.alignment.tokens}
+        )
 
-        def distance(index: int) -> int:
-            return min((abs(index - anchor) for anchor in near), default=index)
+        def key(index: int) -> tuple[int, int]:
+            return min((abs(index - anchor) for anchor in near), default=index), index
 
-        return max(scores, key=lambda item: (item[0], item[1] not in self.used, -distance(item[1])))[1]
+        for before, after in ((_Postings.free_until, _Postings.free_from), (_Postings.any_until, _Postings.any_from)):
+            # the nearest token to the anchors is the nearest on one side of one anchor
+            found = (
+                [after(postings, 0) for postings in group]
+                if not near
+                else [side(postings, anchor) for postings in group for anchor in near for side in (before, after)]
+            )
+            found = [index for index in found if index is not None]
+            if found:
+                return min(found, key=key)
+        return None  # pragma: no cover - the group has a token
 
     def align_words(self) -> None:
         """Every node not yet aligned, by its word (step 2), in PENMAN order."""
@@ -285,48 +401,62 @@ class _Aligner:
 
     # ------------------------------------------------------------ 3. structure
 
+    def first_free(self, key: object, indices: Callable[[], list[int]]) -> int | None:
+        """The first token of the postings *key* (*indices* lists them, asked once) that no rule took yet, else its first, else ``None``."""
+        postings = self.postings.get(key) or self.listed(key, indices())
+        found = postings.free_from(0)
+        return found if found is not None else (postings.indices[0] if postings.indices else None)
+
     def structural(self, node: str) -> int | None:
-        """The token of the word that *node*, a concept AMR adds around a word, goes with (step 3), if aligned."""
-        label, graph = self.graph.labels[node], self.graph
+        """The token of the word that *node*, a concept AMR adds around a word, goes with (step 3), if aligned.
+
+        Whether it finds one depends only on the alignment of the node's parents and children (which
+        token, among several, may also depend on the tokens already taken).
+        """
+        label, graph, lowered = self.graph.labels[node], self.graph, self.lowered
         if node in graph.constants:  # a polarity on a negated word (``unhappy``, ``impenetrable``) goes with it
             parents = (self.alignment.tokens[parent] for _, parent in self.parents.get(node, ()) if parent in self.alignment.tokens)
-            return next((index for index in parents if label == "-" and negated_stem(self.lowered[index]) is not None), None)
+            return next((index for index in parents if label == "-" and negated_stem(lowered[index]) is not None), None)
         if label.endswith(("-entity", "-quantity")) or label == "rate-entity-91":
             return self.token_of(node, ("unit",)) if self.token_of(node, ("unit",)) is not None else self.token_of(node)
         if label in ROLE_FRAMES:  # the role word: its :ARG2, else a word of USC/ISI's role lists (``dad``)
             role = self.token_of(node, ("ARG2", "ARG3"))
-            words = [index for index, token in enumerate(self.lowered) if token in self.lexicon.role_words or self.lemmas[index] in self.lexicon.role_words]
-            return role if role is not None else next((index for index in words if index not in self.used), words[0] if words else None)
+            if role is not None:
+                return role
+            roles = self.lexicon.role_words
+            return self.first_free(("role words",), lambda: [i for i, token in enumerate(lowered) if token in roles or self.lemmas[i] in roles])
         if label in ("have-degree-91", "have-quant-91"):
             return self.token_of(node, ("ARG3",)) if self.token_of(node, ("ARG3",)) is not None else self.token_of(node, ("ARG2",))
         if label == "possible-01":
-            able = (i for i in (self.token_of(node, ("ARG1",)),) if i is not None and self.lowered[i].endswith(("able", "ible", "ably", "ibly")))
+            able = (i for i in (self.token_of(node, ("ARG1",)),) if i is not None and lowered[i].endswith(("able", "ible", "ably", "ibly")))
             return next(able, None)
-        if label in ("and", "or"):
+        if label in ("and", "or"):  # the first comma between two operands
             operands = sorted(
                 self.alignment.tokens[target] for role, target in self.children.get(node, ()) if role.startswith("op") and target in self.alignment.tokens
             )
-            commas = (i for i in range(operands[0] + 1, operands[-1]) if self.lowered[i] in (",", ";")) if len(operands) >= 2 else iter(())
-            return next(commas, None)
+            if len(operands) < 2:
+                return None
+            position = bisect_right(self.commas, operands[0])
+            return self.commas[position] if position < len(self.commas) and self.commas[position] < operands[-1] else None
         if label in ("person", "thing") or label in self.lexicon.heads:
-            frames = (source for source, role, target in graph.inverted if target == node and role.startswith("ARG"))
-            return next((self.alignment.tokens[frame] for frame in frames if frame in self.alignment.tokens), None)
+            return next((self.alignment.tokens[frame] for frame in self.frames_of.get(node, ()) if frame in self.alignment.tokens), None)
         if label in PUNCTUATION:
-            marks = [index for index, token in enumerate(self.lowered) if token in PUNCTUATION[label]]
-            return next((index for index in marks if index not in self.used), marks[0] if marks else None)
+            return self.first_free(("marks", label), lambda: [i for i, token in enumerate(lowered) if token in PUNCTUATION[label]])
         return None
 
     def align_by_structure(self) -> None:
-        """Step 3, repeated while it aligns something (a ``person`` waits for its ``have-rel-role-91``)."""
-        changed = True
-        while changed:
-            changed = False
-            for node in self.graph.nodes:
-                if node not in self.alignment.tokens:
-                    index = self.structural(node)
-                    if index is not None:
-                        self.put(node, index)
-                        changed = True
+        """Step 3, repeated while it aligns something (a ``person`` waits for its ``have-rel-role-91``), in PENMAN order.
+
+        The rounds are those of trying every unaligned node again each time, but a node is tried only
+        when a parent or child was aligned since its last try (nothing else decides whether it finds a
+        token), so the step takes time in proportion to the graph's size, not its size squared.
+        """
+        rounds = _Rounds(self.graph, self.edges_of, [node for node in self.graph.nodes if node not in self.alignment.tokens])
+        while rounds.next_round():
+            for node in rounds:
+                if node not in self.alignment.tokens and (index := self.structural(node)) is not None:
+                    self.put(node, index)
+                    rounds.changed(node)
 
     # ------------------------------------------------------------ what is left
 
@@ -338,19 +468,73 @@ class _Aligner:
                 alignment.dependents.add(node)
 
     def force_align(self) -> None:
-        """Every node still unaligned takes the token of its nearest aligned neighbour (the paper's trick)."""
+        """Every node still unaligned takes the token of its nearest aligned neighbour (the paper's trick), in rounds in
+        PENMAN order; a round that aligns nothing (a component with no aligned node at all) puts its first node at the
+        first token. As in :meth:`align_by_structure`, a node is tried again only when a neighbour was aligned.
+        """
         alignment, edges_of = self.alignment, self.edges_of
         pending = [node for node in self.graph.nodes if node not in alignment.tokens and node not in alignment.dependents]
-        while pending:
+        rounds = _Rounds(self.graph, edges_of, pending)
+        first = 0  # pending[:first] are aligned
+        while True:
             progress = False
-            for node in list(pending):
-                near = [edge[2] if edge[0] == node else edge[0] for edge in edges_of[node]]
-                index = next((alignment.tokens[other] for other in near if other in alignment.tokens), None)
-                if index is not None:
-                    alignment.tokens[node] = index
-                    alignment.forced.add(node)
-                    pending.remove(node)
-                    progress = True
-            if not progress:  # a component with no aligned node at all: its first node takes the first token
-                alignment.tokens[pending[0]] = 0
-                alignment.forced.add(pending.pop(0))
+            if rounds.next_round():
+                for node in rounds:
+                    if node in alignment.tokens:
+                        continue
+                    near = (edge[2] if edge[0] == node else edge[0] for edge in edges_of[node])
+                    index = next((alignment.tokens[other] for other in near if other in alignment.tokens), None)
+                    if index is not None:
+                        alignment.tokens[node] = index
+                        alignment.forced.add(node)
+                        rounds.changed(node)
+                        progress = True
+            if progress:
+                continue
+            while first < len(pending) and pending[first] in alignment.tokens:
+                first += 1
+            if first == len(pending):
+                return
+            alignment.tokens[pending[first]] = 0
+            alignment.forced.add(pending[first])
+            rounds.changed(pending[first], restart=True)
+
+
+class _Rounds:
+    """Rounds over the given nodes in PENMAN order that try only those a change may concern: at first all of them,
+    then those with a neighbour changed since their last try (this round if they come after the change, else the next).
+    """
+
+    def __init__(self, graph: GoldGraph, edges_of: dict[str, list[tuple[str, str, str]]], nodes: list[str]) -> None:
+        self.nodes = graph.nodes
+        self.place = {node: i for i, node in enumerate(graph.nodes)}
+        self.edges_of = edges_of
+        self.later: set[int] = {self.place[node] for node in nodes}
+        self.eligible = frozenset(self.later)  # only these are ever tried
+        self.current: list[int] = []
+        self.queued: set[int] = set()
+        self.position = -1
+
+    def next_round(self) -> bool:
+        """Start the next round; false when no node is left to try."""
+        self.current, self.queued, self.later = sorted(self.later), set(self.later), set()
+        self.position = -1
+        return bool(self.current)
+
+    def __iter__(self) -> Iterator[str]:
+        while self.current:
+            self.position = heapq.heappop(self.current)
+            yield self.nodes[self.position]
+
+    def changed(self, node: str, restart: bool = False) -> None:
+        """*node* was aligned: its neighbours are tried again (all in the next round if *restart*)."""
+        for source, _, target in self.edges_of[node]:
+            where = self.place[target if source == node else source]
+            if where not in self.eligible:
+                continue
+            if where > self.position and not restart:
+                if where not in self.queued:
+                    self.queued.add(where)
+                    heapq.heappush(self.current, where)
+            else:
+                self.later.add(where)

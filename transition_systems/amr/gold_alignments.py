@@ -78,6 +78,8 @@ def read_gold_alignments(path: str | Path) -> list[GoldAlignedGraph]:
             graph = penman.decode(block)
         except penman.DecodeError as error:
             raise DataError(f"not a PENMAN graph: {error}", path, number) from None
+        except RecursionError:  # penman reads a graph with one Python call per level of nesting
+            raise DataError("not a PENMAN graph this reader can read: nested too deeply", path, number) from None
         tokens = tuple((graph.metadata.get("tok") or graph.metadata.get("snt", "")).split())
         gold = _isi(graph)
         if "alignments" in graph.metadata:

@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import penman
-from penman import layout
+from penman.layout import Pop, Push
+
+from transition_systems.amr.penman_text import write_penman
 
 CONSTANT_WORDS = frozenset({"imperative", "interrogative", "expressive"})
 NUMBER = re.compile(r"[-+]?\d+(?:[.,/:]\d+)*")
@@ -51,12 +53,13 @@ class GoldGraph:
                 nodes.append(source)
             labels[source] = target if target is not None else "thing"
         constants, edges, inverted = set(), [], set()
+        appears_inverted = _appears_inverted(graph)
         for triple in graph.triples:
             source, role, target = triple
             if role == ":instance":
                 continue
             role = role[1:]
-            if target in labels and layout.appears_inverted(graph, triple):
+            if target in labels and triple in appears_inverted:
                 inverted.add((source, role, target))
             if target in labels:
                 edges.append((source, role, target))
@@ -79,6 +82,36 @@ class GoldGraph:
         return table
 
 
+def _appears_inverted(graph: penman.Graph) -> set[tuple[str, str, str]]:
+    """The triples ``penman.layout.appears_inverted`` finds written inverted (``:ARG0-of``), all in one pass:
+    penman's function recomputes the graph's variables and node contexts for every triple it is asked about.
+    """
+    variables = graph.variables()
+    epidata = graph.epidata
+    contexts: dict[tuple[str, str, str], str] = {}  # each triple's node context, at its first occurrence, while known
+    stack = [graph.top]
+    for triple in graph.triples:  # penman.layout.node_contexts
+        if stack[-1] != triple[0] and not (triple[1] != ":instance" and triple[2] in variables and stack[-1] == triple[2]):
+            break
+        contexts.setdefault(triple, stack[-1])
+        epis = epidata.get(triple, ())
+        pushed = next((epi.variable for epi in epis if isinstance(epi, Push)), None)
+        if pushed:
+            stack.append(pushed)
+        pops = sum(isinstance(epi, Pop) for epi in epis)
+        if pops >= len(stack):
+            break  # more POPs than contexts
+        del stack[len(stack) - pops :]
+    found = set()
+    for triple in graph.triples:
+        if triple[1] == ":instance" or triple[2] not in variables:
+            continue
+        pushed = next((epi.variable for epi in epidata.get(triple, ()) if isinstance(epi, Push)), None)
+        if (pushed == triple[0]) if pushed is not None else (triple in contexts and triple[2] == contexts[triple]):
+            found.add(triple)
+    return found
+
+
 def concept(label: str) -> str:
     """*label* made a valid PENMAN concept (a constant that must head a node loses its quotes)."""
     cleaned = BAD_CONCEPT.sub("_", label.strip('"')).strip("_")
@@ -92,7 +125,7 @@ def constant_value(label: str) -> str:
     return label if is_constant(label) and not any(c.isspace() or c in "()" for c in label) else '"' + concept(label) + '"'
 
 
-def encode(labels: Sequence[str], edges: Sequence[tuple[int, str, int]], top: int = -1, indent: int | None = None) -> str:
+def encode(labels: Sequence[str], edges: Sequence[tuple[int, str, int]], top: int = -1) -> str:
     """PENMAN for nodes ``0..n-1`` with *labels* and *edges* ``(source, role, target)``; always valid.
 
     A constant with incoming edges and none outgoing becomes an attribute of each source; any other
@@ -142,75 +175,4 @@ def encode(labels: Sequence[str], edges: Sequence[tuple[int, str, int]], top: in
         if find(index) != find(top):
             parent[find(index)] = find(top)
             triples.append((names[top], ":mod", names[index]))
-    return penman.encode(penman.Graph(triples, top=names[top]), indent=indent)
-
-
-def same_graph(first: penman.Graph, second: penman.Graph) -> bool:
-    """Whether two graphs are equal up to variable names (an isomorphism keeping the top, concepts, roles and values).
-
-    Colour refinement narrows each variable's candidates, then a backtracking search checks
-    every relation; AMR graphs are small and labelled, so this is fast and, unlike Smatch's
-    hill climbing, never misses a match.
-    """
-
-    def parts(graph: penman.Graph):  # type: ignore[no-untyped-def]
-        concepts = {source: str(target) for source, _, target in graph.instances()}
-        attributes: dict[str, list[tuple[str, str]]] = {var: [] for var in concepts}
-        relations = []
-        for source, role, target in graph.triples:
-            if role == ":instance" or source not in concepts:
-                continue
-            if target in concepts:
-                relations.append((source, role, target))
-            else:
-                attributes[source].append((role, str(target)))
-        return concepts, attributes, relations
-
-    concepts_a, attributes_a, relations_a = parts(first)
-    concepts_b, attributes_b, relations_b = parts(second)
-    if len(concepts_a) != len(concepts_b) or len(set(relations_a)) != len(set(relations_b)):
-        return False
-
-    def colours(concepts, attributes, relations, top):  # type: ignore[no-untyped-def]
-        colour = {var: hash((concepts[var], tuple(sorted(attributes[var])), var == top)) for var in concepts}
-        for _ in range(3):
-            signature = {var: [] for var in concepts}
-            for source, role, target in set(relations):
-                signature[source].append((role, 1, colour[target]))
-                signature[target].append((role, -1, colour[source]))
-            colour = {var: hash((colour[var], tuple(sorted(signature[var])))) for var in concepts}
-        return colour
-
-    colour_a = colours(concepts_a, attributes_a, relations_a, first.top)
-    colour_b = colours(concepts_b, attributes_b, relations_b, second.top)
-    if sorted(colour_a.values()) != sorted(colour_b.values()):
-        return False
-    edges_b = set(relations_b)
-    by_colour: dict[int, list[str]] = {}
-    for var, colour in colour_b.items():
-        by_colour.setdefault(colour, []).append(var)
-    order = sorted(concepts_a, key=lambda var: len(by_colour[colour_a[var]]))
-    incident: dict[str, list[tuple[str, str, str]]] = {var: [] for var in concepts_a}
-    for edge in set(relations_a):
-        incident[edge[0]].append(edge)
-        incident[edge[2]].append(edge)
-    mapping: dict[str, str] = {}
-    used: set[str] = set()
-
-    def extend(position: int) -> bool:
-        if position == len(order):
-            return True
-        var = order[position]
-        for candidate in by_colour[colour_a[var]]:
-            if candidate in used:
-                continue
-            mapping[var] = candidate
-            if all((mapping[s], r, mapping[t]) in edges_b for s, r, t in incident[var] if s in mapping and t in mapping):
-                used.add(candidate)
-                if extend(position + 1):
-                    return True
-                used.discard(candidate)
-            del mapping[var]
-        return False
-
-    return extend(0)
+    return write_penman(triples, names[top])

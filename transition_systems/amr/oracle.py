@@ -73,7 +73,9 @@ class StaticOracle:
                 covered[token] = begin
         self.entities = {entity: span for entity, span in self.alignment.names.items() if self.span_at.get(span[0]) == span[1]}
         self.internal: set[str] = set()
-        children = defaultdict(list)
+        self.edges_of = self.gold.neighbours()
+        self.children: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        children = self.children
         for source, role, target in self.gold.edges:
             children[source].append((role, target))
         for entity in list(self.entities):
@@ -105,9 +107,9 @@ class StaticOracle:
         for source, role, target in self.gold.edges:
             if target in self.alignment.dependents and target not in self.internal:
                 self.dependents[source].append((role, target))
-        self.node_of: dict[str, int] = {}
+        self.node_of: dict[str, int] = {}  # gold node -> the node made for it
+        self.gold_of: dict[int, str] = {}  # and back
         self.done: set[tuple[str, str, str]] = set()
-        self.edges_of = self.gold.neighbours()
 
     def _simple_name(self, entity: str, children: dict[str, list[tuple[str, str]]]) -> list[str] | None:
         """*entity*'s name node and its strings in order, if the name is one ENTITY or DEMONYM can make: one
@@ -121,8 +123,8 @@ class StaticOracle:
         if (
             any(not role.startswith("op") for role, _ in children[name])
             or any(op not in self.gold.constants for op in ops)
-            or sum(1 for edge in self.gold.edges if edge[2] == name) != 1
-            or any(len([edge for edge in self.gold.edges if op in (edge[0], edge[2])]) != 1 for op in ops)
+            or sum(1 for edge in self.edges_of[name] if edge[2] == name) != 1
+            or any(len(self.edges_of[op]) != 1 for op in ops)
         ):
             return None
         return [name, *ops]
@@ -134,7 +136,12 @@ class StaticOracle:
 
     @property
     def made(self) -> dict[int, str]:
-        return {made: gold for gold, made in self.node_of.items()}
+        """Made node -> its gold node."""
+        return self.gold_of
+
+    def bind(self, gold: str, made: int) -> None:
+        self.node_of[gold] = made
+        self.gold_of[made] = gold
 
     def do(self, action: str) -> None:
         self.state = self.state.apply(action)
@@ -182,21 +189,20 @@ class StaticOracle:
                 action, self.status = COPY_LEMMA, "relabelled"
         before = len(state.labels)
         self.do(action)
-        self.node_of[node] = before
+        self.bind(node, before)
         if node in self.entities or node in self.demonyms:
-            children = [(role, target) for source, role, target in self.gold.edges if source == node and role == "name"]
-            name = children[0][1]
-            self.node_of[name] = before + 1
-            for offset, op in enumerate(self._by_op([(r, t) for s, r, t in self.gold.edges if s == name]), start=2):
-                self.node_of[op] = before + offset
-            self.done.update(edge for edge in self.gold.edges if edge[0] in (node, name) and edge[2] in self.internal)
+            name = next(target for role, target in self.children[node] if role == "name")
+            self.bind(name, before + 1)
+            for offset, op in enumerate(self._by_op(self.children[name]), start=2):
+                self.bind(op, before + offset)
+            self.done.update(edge for edge in self.edges_of[node] + self.edges_of[name] if edge[0] in (node, name) and edge[2] in self.internal)
         if node == self.gold.top:
             self.do(f"{LA}:{ROOT}")
         self.connect(node)
         for role, child in self.dependents.get(node, ()):
             wiki = role == "wiki" and self.state.wiki_of(self.state.stack[-1]) == self.gold.labels[child]
             self.do(WIKI if wiki else f"{DEPENDENT}:{role}:{self.gold.labels[child]}")
-            self.node_of[child] = len(self.state.labels) - 1
+            self.bind(child, len(self.state.labels) - 1)
             self.done.add((node, role, child))
 
     def connect(self, node: str) -> None:
@@ -207,6 +213,8 @@ class StaticOracle:
             if edge in self.done or other not in self.node_of or other == node:
                 continue
             wanted.setdefault(self.node_of[other], []).append(edge)
+        on_stack = set(self.state.stack)  # arcs and SWAPs reorder the stack, never change what is on it
+        reachable = sum(other in on_stack for other in wanted)
         while wanted:
             stack = self.state.stack
             s1 = stack[-2] if len(stack) >= 2 else None
@@ -214,8 +222,9 @@ class StaticOracle:
                 for source, role, target in wanted.pop(s1):
                     self.do(f"{LA}:{role}" if source == node else f"{RA}:{role}")
                     self.done.add((source, role, target))
+                reachable -= 1
                 continue
-            if not any(other in stack for other in wanted) or len(stack) < 3:
+            if not reachable or len(stack) < 3:
                 raise ValueError(f"nodes {sorted(wanted)} are not on the stack")
             self.do(SWAP)
 

@@ -209,6 +209,7 @@ class Sentence:
 
     tokens: tuple[str, ...]
     lemmas: tuple[str, ...]
+    spans: dict = field(default_factory=dict, compare=False, hash=False, repr=False)  # AmrState._span_options, per grammar and span
 
     def key(self, start: int, end: int) -> str:
         """The lemma of a span: what PRED labels are looked up by and COPY_LEMMA copies."""
@@ -250,6 +251,9 @@ class AmrState(State):
     anchors: tuple[int, ...] = ()  # each node's token
     edges: tuple[tuple[int, str, int], ...] = ()
     component: tuple[int, ...] = ()  # each node's connected component (a node of it), kept up to date by apply
+    incident: tuple[tuple[int, ...], ...] = field(default=(), repr=False)  # per node, the indices of its edges (in either direction)
+    stacked: tuple[int, ...] = field(default=(), repr=False)  # per component (by its node), how many of its nodes are on the stack
+    parts: int = 0  # connected components
     top: int = -1
     swaps: int = 0  # SWAPs in a row
     steps: int = 0  # actions so far, against the grammar's action budget
@@ -280,20 +284,17 @@ class AmrState(State):
         left = right = True
         if arcs:
             s0, s1 = self.stack[-1], self.stack[-2]
-            between = [(f"{LA}:{role}" if source == s0 else f"{RA}:{role}") for source, role, target in self.edges if (source, target) in ((s0, s1), (s1, s0))]
+            shorter = self.incident[s0] if len(self.incident[s0]) <= len(self.incident[s1]) else self.incident[s1]
+            pairs = ((s0, s1), (s1, s0))
+            between = [
+                (f"{LA}:{role}" if source == s0 else f"{RA}:{role}")
+                for source, role, target in map(self.edges.__getitem__, shorter)
+                if (source, target) in pairs
+            ]
             excluded = frozenset(between)
             left = sum(symbol.startswith(LA) for symbol in between) < MAX_EDGES_BETWEEN
             right = sum(symbol.startswith(RA) for symbol in between) < MAX_EDGES_BETWEEN
-        preds, frame, stem, positive, word, number, demonym = None, False, False, False, False, False, False
-        if create:
-            key = self.sentence.key(self.cursor, self.span_end)
-            preds, frame = system.labels_for(key), system.frame_of(key) is not None
-            stem, positive = derived_base(key) is not None, positive_base(key) is not None
-            if preds is not None:  # whatever lemmas training saw them with: more / most at a comparative, - at a negated word
-                preds = preds | {label for label in (self.sentence.degree(self.cursor, self.span_end), "-" if positive else None) if label}
-            word = self.sentence.word(self.cursor, self.span_end) != key
-            number = self.sentence.number(self.cursor, self.span_end) not in (None, key)
-            demonym = self.sentence.demonym(self.cursor, self.span_end) is not None
+        preds, frame, stem, positive, word, number, demonym = self._span_options() if create else (None, False, False, False, False, False, False)
         close = not tokens_left and bool(self.labels) and self.top >= 0 and self._connected()
         return AmrAllowed(
             create=create,
@@ -320,11 +321,30 @@ class AmrState(State):
             excluded=excluded,
         )
 
+    def _span_options(self) -> tuple:
+        """What the current span allows to create (PRED labels and which copies), worked out once per span and grammar:
+        the states between two SHIFTs (a node's arcs and SWAPs) all share it.
+        """
+        cache = self.sentence.spans
+        cache_key = (id(self.system), self.cursor, self.span_end)
+        if cache_key not in cache:
+            system, sentence, start, end = self.system, self.sentence, self.cursor, self.span_end
+            key = sentence.key(start, end)
+            preds, frame = system.labels_for(key), system.frame_of(key) is not None
+            stem, positive = derived_base(key) is not None, positive_base(key) is not None
+            if preds is not None:  # whatever lemmas training saw them with: more / most at a comparative, - at a negated word
+                preds = preds | {label for label in (sentence.degree(start, end), "-" if positive else None) if label}
+            word = sentence.word(start, end) != key
+            number = sentence.number(start, end) not in (None, key)
+            demonym = sentence.demonym(start, end) is not None
+            cache[cache_key] = (preds, frame, stem, positive, word, number, demonym, self.system)  # the grammar kept, so its id stays its own
+        return cache[cache_key][:7]
+
     def features(self) -> Mapping[str, Any]:
         """Token positions nearest first: the stack nodes' tokens (top first, each token once) and the unread tokens."""
         return {
             "stack": tuple(dict.fromkeys(self.anchors[node] for node in reversed(self.stack))),
-            "buffer": tuple(range(self.cursor, len(self.sentence.tokens))),
+            "buffer": range(self.cursor, len(self.sentence.tokens)),  # a range, not a tuple: a derivation keeps one per step
         }
 
     def apply(self, symbol: str) -> AmrState:
@@ -338,7 +358,7 @@ class AmrState(State):
         if kind == MERGE:
             return replace(span_end=self.span_end + 1, swaps=0)
         if kind == REDUCE:
-            return replace(stack=self.stack[:-1], swaps=0)
+            return replace(stack=self.stack[:-1], stacked=_add(self.stacked, {self.component[self.stack[-1]]: -1}), swaps=0)
         if kind == SWAP:
             return replace(stack=(self.stack[-2],) + self.stack[:-2] + self.stack[-1:], swaps=self.swaps + 1)
         if kind == CLOSE:
@@ -349,8 +369,12 @@ class AmrState(State):
             s0, s1 = self.stack[-1], self.stack[-2]
             edge = (s0, label, s1) if kind == LA else (s1, label, s0)
             kept, joined = self.component[s0], self.component[s1]
-            component = self.component if kept == joined else tuple(kept if c == joined else c for c in self.component)
-            return replace(edges=self.edges + (edge,), component=component, swaps=0)
+            incident = _add(self.incident, {s0: (len(self.edges),), s1: (len(self.edges),)})
+            if kept == joined:
+                return replace(edges=self.edges + (edge,), incident=incident, swaps=0)
+            component = tuple(map({joined: kept}.get, self.component, self.component))
+            stacked = _add(self.stacked, {kept: self.stacked[joined], joined: -self.stacked[joined]})
+            return replace(edges=self.edges + (edge,), incident=incident, component=component, stacked=stacked, parts=self.parts - 1, swaps=0)
         if kind == DEPENDENT:
             edge, _, value = label.partition(":")
             return self._dependent(edge, value)
@@ -387,11 +411,15 @@ class AmrState(State):
     # ------------------------------------------------------------ helpers
 
     def _replace(self, **changes: Any) -> AmrState:
-        """The state after one more action, with *changes*."""
-        values = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        """The state after one more action, with *changes* (the fields copied as they are, not through ``__init__``:
+        a parse makes one state per action; what ``cached_property`` stored is not copied).
+        """
+        state = object.__new__(AmrState)
+        values = {name: value for name, value in self.__dict__.items() if name in FIELDS}
         values["steps"] = self.steps + 1
         values.update(changes)
-        return AmrState(**values)
+        state.__dict__.update(values)
+        return state
 
     def _wrap_up(self) -> AmrAllowed:
         """What a state past its action budget allows: each move shifts a token, sets the top, joins two
@@ -409,7 +437,7 @@ class AmrState(State):
             arcs=joins,
             reduce=depth >= 2 and self._shares_component(self.stack[-1]),
             root=depth >= 1 and self.top < 0,
-            close=bool(self.labels) and self.top >= 0 and len(set(component)) == 1,
+            close=bool(self.labels) and self.top >= 0 and self.parts == 1,
         )
 
     def _entity(self, label: str, words: Sequence[str]) -> AmrState:
@@ -418,31 +446,43 @@ class AmrState(State):
         node = len(state.labels)
         labels = ("name",) + tuple('"' + word.replace('"', "'") + '"' for word in words)
         edges = ((node - 1, "name", node),) + tuple((node, f"op{i}", node + i) for i in range(1, len(words) + 1))
+        first = len(state.edges)  # the indices of the new edges: first (name), first + i (op i)
+        incident = _add(state.incident, {node - 1: (first,)}) + (tuple(range(first, first + len(edges))),)
         return state._replace(
             labels=state.labels + labels,
             anchors=state.anchors + (self.cursor,) * len(labels),
             edges=state.edges + edges,
             component=state.component + (node - 1,) * len(labels),
+            incident=incident + tuple((first + i,) for i in range(1, len(words) + 1)),
+            stacked=state.stacked + (0,) * len(labels),
             steps=state.steps,
         )
 
     def _dependent(self, edge: str, value: str) -> AmrState:
         """A leaf *value* attached to the stack top by *edge*, not pushed."""
-        node, s0 = len(self.labels), self.stack[-1]
+        node, s0, index = len(self.labels), self.stack[-1], len(self.edges)
         return self._replace(
             labels=self.labels + (value,),
             anchors=self.anchors + (self.anchors[s0],),
             edges=self.edges + ((s0, edge, node),),
             component=self.component + (self.component[s0],),
+            incident=_add(self.incident, {s0: (index,)}) + ((index,),),
+            stacked=self.stacked + (0,),
             swaps=0,
         )
 
     def wiki_of(self, node: int) -> str | None:
         """What WIKI makes for *node*: its name's strings joined by ``_`` (``"New_York"``), if it has a name and no ``:wiki`` yet."""
-        roles = {role: target for source, role, target in self.edges if source == node and role in ("name", "wiki")}
+        edges = self.edges
+        roles = {role: target for source, role, target in map(edges.__getitem__, self.incident[node]) if source == node and role in ("name", "wiki")}
         if "wiki" in roles or "name" not in roles:
             return None
-        ops = sorted((int(role[2:]), self.labels[target]) for source, role, target in self.edges if source == roles["name"] and role[2:].isdigit())
+        name = roles["name"]
+        ops = sorted(
+            (int(role[2:]), self.labels[target])
+            for source, role, target in map(edges.__getitem__, self.incident[name])
+            if source == name and role[2:].isdigit()
+        )
         words = [label.strip('"') for _, label in ops if label.startswith('"')]
         return '"' + "_".join(words) + '"' if words else None
 
@@ -453,6 +493,9 @@ class AmrState(State):
             anchors=self.anchors + (self.cursor,),
             stack=self.stack + (node,),
             component=self.component + (node,),
+            incident=self.incident + ((),),
+            stacked=self.stacked + (1,),
+            parts=self.parts + 1,
             here=self.here + 1,
             swaps=0,
         )
@@ -462,7 +505,19 @@ class AmrState(State):
         return self.component
 
     def _shares_component(self, node: int) -> bool:
-        return any(self.component[other] == self.component[node] for other in self.stack[:-1])
+        """Whether another node of the component of *node* (the stack top) is on the stack."""
+        return self.stacked[self.component[node]] >= 2
 
     def _connected(self) -> bool:
-        return len(set(self.component)) == 1
+        return self.parts == 1
+
+
+def _add(values: tuple, changes: dict[int, Any]) -> tuple:
+    """*values* with ``changes[i]`` added to item ``i`` (a number, or a tuple to extend it with)."""
+    changed = list(values)
+    for index, change in changes.items():
+        changed[index] = changed[index] + change
+    return tuple(changed)
+
+
+FIELDS = frozenset(AmrState.__dataclass_fields__)

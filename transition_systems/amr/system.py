@@ -21,31 +21,37 @@ from toolkit.data.tokenization import lemmatize
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.grammars.grammar import Grammar
 from transition_systems.amr.aligner import Alignment, align
-from transition_systems.amr.graph import GoldGraph, same_graph
-from transition_systems.amr.lexicon import Lexicon
+from transition_systems.amr.graph import GoldGraph
+from transition_systems.amr.isomorphism import same_graph
+from transition_systems.amr.lexicon import DEMONYMS, Lexicon
 from transition_systems.amr.oracle import StaticOracle
+from transition_systems.amr.penman_text import read_penman, write_penman
 from transition_systems.amr.state import BASES, CLOSE, COPY_LEMMA, LA, PRED, ROOT, SHIFT, AmrState, Sentence
 
 logger = logging.getLogger(__name__)
 UNBOUNDED = 10**9
+DEMONYM_WORDS = max(len(name.split()) for _, name in DEMONYMS.values())  # the most strings a DEMONYM's name makes
 CAP_MARGIN = 1.25  # caps fitted on training data leave this much room for unseen sentences
 
 
 class GoldAmr:
     """The gold graph as ``Grammar.gold`` gives it: equal to a result string that denotes the same graph
-    up to variable names (:func:`~transition_systems.amr.graph.same_graph`, an exact check).
+    up to variable names (:func:`~transition_systems.amr.isomorphism.same_graph`, an exact check).
     """
 
     def __init__(self, graph: penman.Graph) -> None:
         self.graph = graph
-        self.text = penman.encode(penman.Graph(graph.triples, top=graph.top), indent=None)
+
+    @cached_property
+    def text(self) -> str:
+        return write_penman(self.graph.triples, self.graph.top)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, GoldAmr):
             other = other.graph
         elif isinstance(other, str):
             try:
-                other = penman.decode(other)
+                other = read_penman(other)
             except penman.DecodeError:
                 return False
         if not isinstance(other, penman.Graph):
@@ -150,6 +156,7 @@ class AmrTransitionSystem(Grammar):
         self.max_nodes_per_token, self.max_actions_per_token = max_nodes_per_token, max_actions_per_token
         self.smatch_seed, self.force_align = smatch_seed, force_align
         self.dictionaries, self.frames = dictionaries, frames
+        self.refused: set[object] = set()  # the examples over the node limit already warned about
 
     @cached_property
     def lexicon(self) -> Lexicon:
@@ -193,14 +200,37 @@ class AmrTransitionSystem(Grammar):
     def run_oracle(self, example: Example) -> tuple[list[str], str]:
         """The oracle's actions and how it went: ``"exact"``, ``"relabelled"`` (a PRED label was not allowed, or
         the graph had to be connected), ``"partial"`` (nodes left out: ``force_align`` is off) or ``"fallback"``.
+
+        A graph with more nodes than any parse of its sentence can make (:meth:`over_limit`) falls back before
+        any work, with one warning naming its file, line and the limit (once per example).
         """
         graph = self.target(example)
         start = self.initial_state(example)
+        if (refusal := self.over_limit(graph, len(start.sentence.tokens))) is not None:
+            where = ":".join(str(part) for part in (example.meta.get("path"), example.meta.get("line")) if part is not None)
+            if (where or id(example)) not in self.refused:
+                self.refused.add(where or id(example))
+                logger.warning("%s%s; the oracle falls back to a one-node graph", f"{where}: " if where else "", refusal)
+            return self.fallback(start), "fallback"
         try:
             return StaticOracle(self, example, graph, start).run()
-        except (ValueError, KeyError, IndexError, RecursionError) as error:
+        except (ValueError, KeyError, IndexError) as error:
             logger.debug("AMR oracle fell back at %s:%s: %s", example.meta.get("path"), example.meta.get("line"), error)
             return self.fallback(start), "fallback"
+
+    def over_limit(self, graph: penman.Graph, tokens: int) -> str | None:
+        """Why no parse of a *tokens*-token sentence can make *graph*, or ``None``: it has more nodes (its variables
+        and the constants of its attributes, as :class:`~transition_systems.amr.graph.GoldGraph` counts them) than
+        :meth:`node_limit`, plus what one last ``ENTITY`` or ``DEMONYM`` may add past it (its name and strings).
+        """
+        variables = {source for source, _, _ in graph.instances()}
+        nodes = len(variables) + sum(1 for source, role, target in graph.triples if role != ":instance" and source in variables and target not in variables)
+        limit = self.node_limit(tokens)
+        if nodes <= limit + 1 + max(self.max_merge, DEMONYM_WORDS):
+            return None
+        if limit == self.max_nodes:
+            return f"the graph has {nodes} nodes, more than grammar.max_nodes = {self.max_nodes}"
+        return f"the graph has {nodes} nodes, more than grammar.max_nodes_per_token = {self.max_nodes_per_token} allows a {tokens}-token sentence ({limit})"
 
     @staticmethod
     def fallback(state: AmrState) -> list[str]:

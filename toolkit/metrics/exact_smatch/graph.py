@@ -71,22 +71,31 @@ def read_graph(text: str, semantics: str = "smatch") -> SmatchGraph:
     concepts: list[str] = []
     edges: list[tuple[int, str, object]] = []
 
-    def walk(node) -> int:
-        var, branches = node
+    def enter(var: str) -> int:
         index = variables.setdefault(var, len(variables))
         if index == len(concepts):
             concepts.append("")
+        return index
+
+    # depth first with a stack of its own (a graph nested thousands deep needs no Python recursion): each frame is a
+    # node's index, its branches still to read, and the edge from its parent, written once the node is read
+    stack = [(enter(tree.node[0]), iter(tree.node[1]), None)]
+    while stack:
+        index, branches, parent_edge = stack[-1]
         for role, target in branches:
             if role == "/":
                 concept = str(target).replace('"', "")
                 concepts[index] = concept.lower() if smatchpp else _normalize(concept)
             elif isinstance(target, tuple):
-                edges.append((index, role.lstrip(":"), walk(target)))
+                child = enter(target[0])
+                stack.append((child, iter(target[1]), (index, role.lstrip(":"), child)))
+                break
             else:
                 edges.append((index, role.lstrip(":"), target))
-        return index
-
-    walk(tree.node)
+        else:
+            stack.pop()
+            if parent_edge is not None:
+                edges.append(parent_edge)
     attributes: list[tuple[int, str, str]] = []
     relations: list[tuple[str, int, int]] = []
     for source, role, target in edges:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from toolkit.metrics.exact_smatch.problem import _assignment, _Problem
@@ -28,8 +30,9 @@ def _relink(problem: _Problem, mapping: list[int], score: int, rounds: int = 3) 
     return mapping, score
 
 
-def _hill_climb(problem: _Problem, mapping: list[int], score: int) -> tuple[list[int], int]:
-    """Best-first moves of one test node to another gold node (a swap when that one is taken), until none gains.
+def _hill_climb(problem: _Problem, mapping: list[int], score: int, deadline: float | None = None) -> tuple[list[int], int]:
+    """Best-first moves of one test node to another gold node (a swap when that one is taken), until none gains
+    or the *deadline* (``time.monotonic()``) has passed.
 
     A move's gain is computed from the moved nodes' own matches only (their unary matches and the
     relations at them), so one step costs the sum of degrees, not a full rescoring.
@@ -59,10 +62,12 @@ def _hill_climb(problem: _Problem, mapping: list[int], score: int) -> tuple[list
                         total += combine(a, b)
         return total
 
-    while True:
+    while deadline is None or time.monotonic() < deadline:
         best_gain, best = 0.5, None  # gains are integers: only a gain of at least 1 counts
         used = {j: i for i, j in enumerate(mapping) if j >= 0}
         for i in range(n1):
+            if deadline is not None and time.monotonic() >= deadline:
+                break
             for j in candidates[i]:
                 if j == mapping[i]:
                     continue
@@ -78,3 +83,4 @@ def _hill_climb(problem: _Problem, mapping: list[int], score: int) -> tuple[list
         if best is None:
             return mapping, score
         mapping, score = best, score + int(best_gain + 0.5)
+    return mapping, score

@@ -2,7 +2,7 @@
 
 The last resort of :func:`~toolkit.metrics.exact_smatch.solver.match_graphs`: exact on every pair,
 but far slower than the assignment bound and the search, so it runs only when they cannot prove
-optimality.
+optimality, and within a time limit: a program that runs out of it raises :class:`OutOfTime`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,18 @@ import numpy as np
 from toolkit.metrics.exact_smatch.problem import _Problem
 
 
-def _solve_program(problem: _Problem, integer: bool, at_least: int | None = None) -> tuple[float, list[int]] | None:
+class OutOfTime(Exception):
+    """HiGHS stopped at its time limit before it proved anything; *mapping* is its best point's (``x > 0.5``), if it had one."""
+
+    def __init__(self, mapping: list[int] | None) -> None:
+        super().__init__("the Smatch program ran out of its time limit")
+        self.mapping = mapping
+
+
+def _solve_program(problem: _Problem, integer: bool, at_least: int | None = None, time_limit: float | None = None) -> tuple[float, list[int]] | None:
     """The optimum of the program (``integer``) or of its LP relaxation, and the mapping of its ``x > 0.5``;
     with *at_least*, of the program restricted to scores of at least that much, ``None`` if it has none.
+    With *time_limit* (seconds), HiGHS stops there: :class:`OutOfTime`.
     """
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_matrix
@@ -64,19 +73,22 @@ def _solve_program(problem: _Problem, integer: bool, at_least: int | None = None
     constraints = [LinearConstraint(matrix, -np.inf, np.asarray(upper))]
     if at_least is not None:  # a cut-off: HiGHS proves there is nothing better, or finds it
         constraints.append(LinearConstraint(np.asarray(objective)[None], at_least - 1e-6, np.inf))
-    result = milp(
-        -np.asarray(objective),
-        constraints=constraints,
-        integrality=integrality,
-        bounds=Bounds(0, 1),
-        options={"mip_rel_gap": 0.0, "presolve": True},
-    )
+    options = {"mip_rel_gap": 0.0, "presolve": True}
+    if time_limit is not None:
+        options["time_limit"] = max(float(time_limit), 0.0)
+    result = milp(-np.asarray(objective), constraints=constraints, integrality=integrality, bounds=Bounds(0, 1), options=options)
+
+    def mapping_of(x: np.ndarray) -> list[int]:
+        mapping = [-1] * problem.n1
+        for n, (i, j) in enumerate(pairs):
+            if x[n] > 0.5:  # at most one per row and column, as each sums to at most 1
+                mapping[i] = j
+        return mapping
+
+    if result.status == 1:  # the time (or iteration) limit: no proof, perhaps a feasible point
+        raise OutOfTime(mapping_of(result.x) if result.x is not None else None)
     if result.x is None and at_least is not None and result.status == 2:  # infeasible: nothing scores at_least
         return None
     if result.x is None:  # pragma: no cover - HiGHS always solves this bounded, feasible program
         raise RuntimeError(f"HiGHS failed on a Smatch program: {result.message}")
-    mapping = [-1] * problem.n1
-    for n, (i, j) in enumerate(pairs):
-        if result.x[n] > 0.5:  # at most one per row and column, as each sums to at most 1
-            mapping[i] = j
-    return -float(result.fun), mapping
+    return -float(result.fun), mapping_of(result.x)

@@ -23,10 +23,17 @@ The mapping is found in steps, each tried only when the ones before cannot prove
    node pairs, continuous ``y`` for pairs of node pairs that match a relation, with aggregated
    linking constraints (for a node pair ``p`` and any one node ``k`` of the other graph, the ``y``
    of ``p`` with nodes ``k`` sum to at most ``x_p``), tighter than one ``y <= x`` per term (:mod:`.program`).
+
+The problem is NP-hard, so steps 4 and 5 share a time limit per pair (:data:`TIME_LIMIT`; 200-variable
+graphs that have little in common took 50 s without it). A pair that runs out of it keeps the best
+mapping found, whose count is a lower bound as smatch's own is, and says so: ``proof="unproven"``.
+The bounds' tensors take memory in proportion to test nodes x gold nodes x relation labels, so the
+metric scores only graphs of at most :data:`MAX_NODES` variables (:mod:`.metric`).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,9 +42,11 @@ from toolkit.metrics.exact_smatch.branch_and_bound import _branch_and_bound
 from toolkit.metrics.exact_smatch.graph import EMPTY_GRAPH, SmatchGraph, read_graph
 from toolkit.metrics.exact_smatch.local_search import _hill_climb, _relink
 from toolkit.metrics.exact_smatch.problem import _assignment, _Problem
-from toolkit.metrics.exact_smatch.program import _solve_program
+from toolkit.metrics.exact_smatch.program import OutOfTime, _solve_program
 
 SEARCH_BUDGET = 40_000  # node pairs summed over the branch-and-bound's search nodes, per graph pair
+TIME_LIMIT = 10.0  # seconds of linear and mixed-integer programming per graph pair
+MAX_NODES = 200  # variables per graph the metric scores (the worst measured: 0.6 GB and 4 s at 200, 1.7 GB at 300)
 
 
 @dataclass
@@ -48,7 +57,7 @@ class PairScore:
     test: int
     gold: int
     mapping: list[int]
-    proof: str = "assignment"  # what proved optimality: assignment, branch_and_bound, lp, mip (or empty)
+    proof: str = "assignment"  # what proved optimality: assignment, branch_and_bound, lp, mip, empty; or "unproven" (out of time)
 
     @property
     def precision(self) -> float:
@@ -71,13 +80,16 @@ def f_score(matched: float, test: float, gold: float) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
-def match_graphs(test: SmatchGraph, gold: SmatchGraph, semantics: str = "smatch", node_limit: int = 200) -> PairScore:
+def match_graphs(test: SmatchGraph, gold: SmatchGraph, semantics: str = "smatch", node_limit: int = 200, time_limit: float | None = TIME_LIMIT) -> PairScore:
     """The optimal smatch count between two read graphs (``semantics`` decides how duplicate triples count).
 
     Tries, in order, until the best mapping found reaches a proven bound: the root assignment bound,
     a branch-and-bound search of at most *node_limit* nodes (fewer for large graphs), the LP
-    relaxation, the MIP. :attr:`PairScore.proof` says which step proved optimality.
+    relaxation, the MIP. :attr:`PairScore.proof` says which step proved optimality. The pair's
+    *time_limit* (seconds from the start; ``None``: none) stops the hill climbing and the programs,
+    and then the proof is ``"unproven"``: the count is the best mapping found, a lower bound.
     """
+    deadline = None if time_limit is None else time.monotonic() + time_limit
     if not test.concepts or not gold.concepts:
         return PairScore(0, test.num_triples, gold.num_triples, [-1] * len(test.concepts), "empty")
     problem = _Problem(test, gold, "min" if semantics == "smatchpp" else "product")
@@ -94,27 +106,47 @@ def match_graphs(test: SmatchGraph, gold: SmatchGraph, semantics: str = "smatch"
         mapping, score, finished = _branch_and_bound(problem, mapping, score, node_limit)
         if finished:
             return PairScore(score, test.num_triples, gold.num_triples, mapping, "branch_and_bound")
-    mapping, score = _hill_climb(problem, mapping, score)
+    mapping, score = _hill_climb(problem, mapping, score, deadline)
+
+    def left() -> float | None:
+        return None if deadline is None else max(deadline - time.monotonic(), 0.0)
+
+    def unproven(stop: OutOfTime) -> PairScore:
+        best, best_score = mapping, score
+        if stop.mapping is not None and (found := problem.score(stop.mapping)) > best_score:
+            best, best_score = stop.mapping, found
+        return PairScore(best_score, test.num_triples, gold.num_triples, best, "unproven")
+
+    if left() == 0.0:
+        return unproven(OutOfTime(None))
+
     # the LP relaxation: a tighter bound, and often an integral optimum
-    lp_value, lp_mapping = _solve_program(problem, integer=False)
+    try:
+        lp_value, lp_mapping = _solve_program(problem, integer=False, time_limit=left())
+    except OutOfTime as stop:
+        return unproven(stop)
     bound = min(bound, int(np.floor(lp_value + 1e-6)))
     lp_score = problem.score(lp_mapping)
     if lp_score > score:
-        mapping, score = _hill_climb(problem, lp_mapping, lp_score)
+        mapping, score = _hill_climb(problem, lp_mapping, lp_score, deadline)
     if score >= bound:
         return PairScore(score, test.num_triples, gold.num_triples, mapping, "lp")
     # the MIP, cut off below a better score than ours: either it proves there is none or it finds the optimum
-    better = _solve_program(problem, integer=True, at_least=score + 1)
+    try:
+        better = _solve_program(problem, integer=True, at_least=score + 1, time_limit=left())
+    except OutOfTime as stop:
+        return unproven(stop)
     if better is not None:
         mapping, score = better[1], problem.score(better[1])
     return PairScore(score, test.num_triples, gold.num_triples, mapping, "mip")
 
 
-def score_pair(test: object, gold: object, semantics: str = "smatch") -> PairScore:
+def score_pair(test: object, gold: object, semantics: str = "smatch", time_limit: float | None = TIME_LIMIT) -> PairScore:
     """The optimal smatch count between a test (predicted) and a gold graph: PENMAN strings or
     ``penman.Graph`` objects (what the ``penman`` reader gives as targets).
 
-    An empty or unreadable prediction is an empty graph: nothing matched, every gold triple missed.
+    An empty prediction, or one that is not PENMAN, is an empty graph: nothing matched, every gold
+    triple missed. Any other failure (a ``MemoryError``, a graph nested too deep for penman) propagates.
     """
     import penman
 
@@ -122,6 +154,6 @@ def score_pair(test: object, gold: object, semantics: str = "smatch") -> PairSco
     gold_graph = read_graph(gold, semantics)
     try:
         test_graph = read_graph(test, semantics) if test and test.strip() else EMPTY_GRAPH
-    except Exception:  # noqa: BLE001 - any unreadable prediction scores as empty
+    except penman.exceptions.PenmanError:  # an unreadable prediction scores as empty
         test_graph = EMPTY_GRAPH
-    return match_graphs(test_graph, gold_graph, semantics)
+    return match_graphs(test_graph, gold_graph, semantics, time_limit=time_limit)
