@@ -3,6 +3,7 @@
 from toolkit.metrics.accuracy import TagAccuracy
 from toolkit.metrics.attachment import AttachmentScores
 from toolkit.metrics.bleu import Bleu
+from toolkit.metrics.denotation import DenotationAccuracy
 from toolkit.metrics.exact_match import ExactMatch
 from toolkit.metrics.exact_smatch import ExactSmatch
 from toolkit.metrics.logic_match import LogicMatch, canonical, parse_sexpr
@@ -13,6 +14,7 @@ from toolkit.metrics.token_accuracy import TokenAccuracy
 __all__ = [
     "AttachmentScores",
     "Bleu",
+    "DenotationAccuracy",
     "ExactMatch",
     "ExactSmatch",
     "LogicMatch",
