@@ -55,7 +55,7 @@ def _params(config: str, overrides: tuple[str, ...]):
         try:
             combined = merge(combined, unflatten(evaluate_jsonnet(override)), keys_taken)
         except ConfigurationError as error:
-            shown = override if len(override) <= 60 else override[:57] + "..."
+            shown = override if len(override) <= 60 or not override.lstrip().startswith(("{", "[")) else override[:57] + "..."  # a snippet, not a path
             raise ConfigurationError(f"-o {shown!r}: {error}") from None
     return Params.from_file(config, combined, keys_of=keys_taken)
 

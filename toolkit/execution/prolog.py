@@ -435,13 +435,12 @@ class GeoQueryProlog(Executor):
         return worker
 
     def _start(self) -> _Worker:
-        if self._directory is None:
-            self._directory = tempfile.TemporaryDirectory(prefix="geoquery_prolog_")
-        folder = Path(self._directory.name)
-        server = folder / "server.pl"
-        if not server.exists():
-            server.write_text(_SERVER)
-        return _Worker(self.swipl, server, self.database, self.timeout_seconds, folder / "stderr.log")
+        with self._lock:  # workers start side by side: one folder, and no worker may read a half-written server
+            if self._directory is None:
+                self._directory = tempfile.TemporaryDirectory(prefix="geoquery_prolog_")
+                (Path(self._directory.name) / "server.pl").write_text(_SERVER)
+            folder = Path(self._directory.name)
+        return _Worker(self.swipl, folder / "server.pl", self.database, self.timeout_seconds, folder / "stderr.log")
 
     def _discard(self, worker: _Worker) -> None:
         worker.close(grace=0.0)

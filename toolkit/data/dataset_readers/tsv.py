@@ -1,11 +1,16 @@
 """A reader for ``source<TAB>target`` lines, the format of the GEO and ATIS semantic parsing data."""
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from toolkit.data.dataset_readers.dataset_reader import DatasetReader
 from toolkit.data.example import Example
+from toolkit.entities.anonymizer import Anonymizer
 from toolkit.errors import DataError
+from toolkit.from_params import NonNegativeInt
+
+WORD = re.compile(r"\w+(?:[-'.]\w+)*\.?|[^\w\s]")  # "st. louis", "o'hare", "u.s." stay whole; "texas?" is two tokens
 
 
 @DatasetReader.register("tsv")
@@ -15,8 +20,18 @@ class TsvReader(DatasetReader):
     The target's whitespace is normalized (single spaces, stripped) so that the grammar and the
     metrics see one spelling. Blank lines are skipped. ``meta`` is ``{"path": ..., "line": n}``.
 
+    Args:
+        anonymizer: replaces the questions' entity mentions with placeholders (raw GEO, with real names):
+            the source is the anonymized question, the target stays the gold logical form, and
+            ``meta`` gains the anonymized form and the mentions, for the ``anonymized`` grammar.
+            Raw input to a predictor is then lower-cased and split at punctuation first.
+
     Registered as ``"tsv"``.
     """
+
+    def __init__(self, max_examples: NonNegativeInt | None = None, anonymizer: Anonymizer | None = None) -> None:
+        super().__init__(max_examples)
+        self.anonymizer = anonymizer
 
     def _read(self, path: Path) -> Iterator[Example]:
         for number, line in self._lines(path):
@@ -27,15 +42,25 @@ class TsvReader(DatasetReader):
             if problem:
                 raise DataError(f"expected 'question<TAB>logical form', found {problem}", path=str(path), line=number)
             source, target = fields
-            yield Example(source.split(), " ".join(target.split()), {"path": str(path), "line": number})
+            yield self.example(source.split(), " ".join(target.split()), {"path": str(path), "line": number})
+
+    def example(self, tokens: list[str], target: str | None, meta: dict) -> Example:
+        """The example of a question's *tokens* and its *target*, anonymized when the reader has an anonymizer."""
+        if self.anonymizer is None:
+            return Example(tokens, target, meta)
+        anonymized = self.anonymizer.anonymize(tokens, target)
+        if anonymized.logical_form is not None:
+            meta["anonymized_target"] = " ".join(anonymized.logical_form)
+        meta["mentions"] = anonymized.placeholders
+        return Example(anonymized.question, target, meta)
 
     def text_to_example(self, text: str) -> Example:
         """A plain sentence, or a ``source<TAB>target`` line whose target is then kept."""
         source, tab, target = text.rstrip("\r\n").partition("\t")
-        example = super().text_to_example(source)
-        if tab and target.strip():
-            example.target = " ".join(target.split())
-        return example
+        tokens = super().text_to_example(source).tokens  # an empty input is refused there
+        if self.anonymizer is not None and not tab:
+            tokens = WORD.findall(source.lower())
+        return self.example(tokens, " ".join(target.split()) if tab and target.strip() else None, {})
 
 
 def _field_problem(fields: list[str]) -> str | None:

@@ -1,0 +1,75 @@
+"""Raw GEO questions through the ``tsv`` reader's anonymizer and the ``anonymized`` grammar: the decoder
+sees placeholders, the results and the metrics see entity names again.
+"""
+
+import json
+
+import pytest
+
+from toolkit.data.dataset_readers import TsvReader
+from toolkit.data.symbols import EOS
+from toolkit.entities.anonymizer import GeoPrologAnonymizer
+from toolkit.entities.lexicon import EntityLexicon
+from toolkit.entities.mentions import LexiconMentionFinder
+from toolkit.grammars import AnonymizedGrammar, SequenceGrammar
+from toolkit.oracle import replay_oracle
+
+ENTITIES = [
+    {"value": "texas", "abbreviation": "tx", "type": "state"},
+    {"value": "austin", "type": "city"},
+    {"value": "mississippi", "abbreviation": "ms", "type": "state"},
+    {"value": "mississippi", "type": "river"},
+    {"value": "utah", "abbreviation": "ut", "type": "state"},
+]
+CAPITAL = "what is the capital of texas ?\t_answer ( A , ( _capital ( A ) , _loc ( A , B ) , _const ( B , _stateid ( texas ) ) ) )"
+LENGTH = "how long is the mississippi river ?\t_answer ( A , ( _len ( B , A ) , _const ( B , _riverid ( mississippi ) ) ) )"
+
+
+@pytest.fixture
+def parts(tmp_path):
+    lexicon = tmp_path / "entities.json"
+    lexicon.write_text(json.dumps(ENTITIES), encoding="utf-8")
+    anonymizer = GeoPrologAnonymizer(LexiconMentionFinder(EntityLexicon(str(lexicon))), unknown="keep")
+    data = tmp_path / "train.tsv"
+    data.write_text(CAPITAL + "\n" + LENGTH + "\n", encoding="utf-8")
+    return TsvReader(anonymizer=anonymizer), AnonymizedGrammar(SequenceGrammar(), anonymizer), data
+
+
+def test_the_decoder_sees_placeholders_and_the_results_names(parts):
+    reader, grammar, data = parts
+    capital, length = reader.read(data)
+    assert capital.tokens == "what is the capital of e0 ?".split()
+    assert capital.target == CAPITAL.split("\t")[1]  # the gold form stays as it is, for metrics and executors
+    assert " ".join(grammar.oracle(capital)).startswith(CAPITAL.split("\t")[1].replace("texas", "e0"))
+    assert "texas" not in grammar.oracle(capital) and "mississippi" not in grammar.oracle(length)
+    assert replay_oracle(grammar, [capital, length])["exact_round_trips"] == 2  # results restored to the gold forms
+
+
+def test_an_entity_no_training_question_names_is_parsed_as_any_other(parts):
+    """Utah is in the lexicon and in no training question: its question reads like texas's."""
+    reader, grammar, _ = parts
+    question = reader.text_to_example("What is the capital of Utah?")
+    assert question.tokens == "what is the capital of e0 ?".split()
+    state = grammar.initial_state(question)
+    decoded = "_answer ( A , ( _capital ( A ) , _loc ( A , B ) , _const ( B , _stateid ( e0 ) ) ) )"
+    for symbol in decoded.split() + [EOS]:
+        state = state.apply(symbol)
+    assert state.is_final() and state.result() == decoded.replace("e0", "utah")
+
+
+def test_the_constructor_the_parser_chooses_resolves_an_ambiguous_name(parts):
+    reader, grammar, _ = parts
+    question = reader.text_to_example("what states border mississippi")
+    for constructor, expected in (("_stateid", "mississippi"), ("_riverid", "mississippi")):
+        state = grammar.initial_state(question)
+        for symbol in f"_const ( B , {constructor} ( e0 ) )".split() + [EOS]:
+            state = state.apply(symbol)
+        assert state.result() == f"_const ( B , {constructor} ( {expected} ) )"
+
+
+def test_a_placeholder_the_question_lacks_stays_a_placeholder(parts):
+    reader, grammar, _ = parts
+    state = grammar.initial_state(reader.text_to_example("what is the capital of texas ?"))
+    for symbol in "_const ( B , _stateid ( e1 ) )".split() + [EOS]:
+        state = state.apply(symbol)
+    assert state.result() == "_const ( B , _stateid ( e1 ) )"  # it fails to execute, and scores as wrong
