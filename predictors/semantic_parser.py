@@ -3,15 +3,26 @@
 from typing import Any
 
 from predictors.predictor import Predictor
+from toolkit.archive import Archive
 from toolkit.data.example import Example
-from toolkit.errors import DataError
+from toolkit.decoding import Search
+from toolkit.errors import DataError, ToolkitError
+from toolkit.execution import Executor
 
 
 @Predictor.register("semantic_parser")
 class SemanticParserPredictor(Predictor):
-    """Input: a plain question per line, or ``{"question": "..."}``; output: ``{"question", "logical_form"}``."""
+    """Input: a plain question per line, or ``{"question": "..."}``; output: ``{"question", "logical_form"}``,
+    and ``"answer"`` (a list) where the archive scores by execution (a ``denotation_accuracy`` metric):
+    its executor runs the logical form (``"answer_error"`` says why a form has no answer).
+    The question is the one the user asked, before its entities were replaced by placeholders.
+    """
 
     writes = "text"
+
+    def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192):
+        super().__init__(archive, search, max_tokens)
+        self.executor = next((metric.executor for metric in archive.metrics if isinstance(getattr(metric, "executor", None), Executor)), None)
 
     def json_to_text(self, obj: dict[str, Any]) -> str:
         for key in ("question", "source", "sentence"):
@@ -20,4 +31,12 @@ class SemanticParserPredictor(Predictor):
         raise DataError('a JSON input line needs a "question" string')
 
     def to_json(self, example: Example, prediction: Any) -> dict[str, Any]:
-        return {"question": " ".join(example.tokens), "logical_form": str(prediction)}
+        output = {"question": example.meta.get("question", " ".join(example.tokens)), "logical_form": str(prediction)}
+        if self.executor is not None:
+            try:
+                [denotation] = self.executor.execute([str(prediction)])
+            except ToolkitError as error:  # no swipl: the logical form is still worth writing
+                output["answer_error"] = str(error)
+            else:
+                output.update({"answer": list(denotation.answers)} if denotation.ok else {"answer_error": denotation.failure})
+        return output

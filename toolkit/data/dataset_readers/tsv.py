@@ -51,7 +51,7 @@ class TsvReader(DatasetReader):
         anonymized = self.anonymizer.anonymize(tokens, target)
         if anonymized.logical_form is not None:
             meta["anonymized_target"] = " ".join(anonymized.logical_form)
-        meta["mentions"] = anonymized.placeholders
+        meta["mentions"], meta["question"] = anonymized.placeholders, " ".join(tokens)
         return Example(anonymized.question, target, meta)
 
     def text_to_example(self, text: str) -> Example:
