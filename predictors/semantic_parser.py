@@ -10,6 +10,13 @@ from toolkit.errors import DataError, ToolkitError
 from toolkit.execution import Executor
 
 
+def archive_executor(archive: Archive) -> Executor | None:
+    """The executor of the archive's execution metric (``denotation_accuracy``), or ``None``: what runs
+    its predicted forms, for their answers and for execution-guided decoding (``--execution-guided``).
+    """
+    return next((metric.executor for metric in archive.metrics if isinstance(getattr(metric, "executor", None), Executor)), None)
+
+
 @Predictor.register("semantic_parser")
 class SemanticParserPredictor(Predictor):
     """Input: a plain question per line, or ``{"question": "..."}``; output: ``{"question", "logical_form"}``,
@@ -22,7 +29,7 @@ class SemanticParserPredictor(Predictor):
 
     def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192):
         super().__init__(archive, search, max_tokens)
-        self.executor = next((metric.executor for metric in archive.metrics if isinstance(getattr(metric, "executor", None), Executor)), None)
+        self.executor = archive_executor(archive)
 
     def json_to_text(self, obj: dict[str, Any]) -> str:
         for key in ("question", "source", "sentence"):

@@ -34,6 +34,11 @@ ensemble_option = click.option(
     help="Decode with this archive too (same grammar and data), averaging the models' predictions; repeatable.",
 )
 beam_option = click.option("--beam-size", type=click.IntRange(min=1), default=None, help="Beam search with this beam (default: the model's search).")
+guided_option = click.option(
+    "--execution-guided",
+    is_flag=True,
+    help="Take each input's best beam hypothesis whose form runs and answers something (the executor of the archive's denotation_accuracy metric).",
+)
 
 
 def _setup(include: tuple[str, ...]) -> None:
@@ -64,6 +69,20 @@ def _search(beam_size: int | None):
     from toolkit.decoding import BeamSearch
 
     return BeamSearch.of_size(beam_size)
+
+
+def _guided(search, archive):
+    """*search* (or the model's own, a beam) guided by the executor of *archive*'s execution metric."""
+    from predictors.semantic_parser import archive_executor
+    from toolkit.decoding import BeamSearch
+
+    executor = archive_executor(archive)
+    if executor is None:
+        raise ConfigurationError("--execution-guided needs an executor, and this archive has none (it has no denotation_accuracy metric)")
+    search = search or archive.model.search
+    if not isinstance(search, BeamSearch):
+        raise ConfigurationError(f"--execution-guided chooses among a beam's hypotheses, and the model's search is {type(search).__name__}: give --beam-size K")
+    return search.guided_by(executor)
 
 
 def _load(archive: str, device: str, ensemble: tuple[str, ...] = ()):
@@ -125,6 +144,7 @@ def train(config: str, serialization_dir: str, overrides: tuple[str, ...], recov
     "--metric", "extra_metrics", multiple=True, metavar="NAME", help="Also score with this registered metric (repeatable), e.g. both smatch and exact_smatch."
 )
 @beam_option
+@guided_option
 @ensemble_option
 @device_option
 @include_option
@@ -134,6 +154,7 @@ def evaluate(
     output_file: str | None,
     extra_metrics: tuple[str, ...],
     beam_size: int | None,
+    execution_guided: bool,
     ensemble: tuple[str, ...],
     device: str,
     include: tuple[str, ...],
@@ -141,7 +162,8 @@ def evaluate(
     """Score ARCHIVE on DATA; prints the metrics as one JSON object.
 
     The archive's metrics come first; each ``--metric NAME`` adds one more, decoded once for all.
-    A score whose name another metric already used is printed as ``NAME:score``.
+    A score whose name another metric already used is printed as ``NAME:score``. With
+    ``--execution-guided``, ``execution_guided_changes`` counts the inputs whose choice execution changed.
     """
     from toolkit.evaluation import predict, score, undecodable
     from toolkit.files import check_writable, writing_output
@@ -151,16 +173,18 @@ def evaluate(
         check_writable(output_file, [data, archive, *ensemble])  # before the decoding, not after it
     _setup(include)
     loaded = _load(archive, device, ensemble)
+    search = _guided(_search(beam_size), loaded) if execution_guided else _search(beam_size)
     extras = [(name, Metric.by_name(name)()) for name in extra_metrics]
     examples = loaded.dataset_reader.read(data, whole=True)
     check_golds([*loaded.metrics, *(metric for _, metric in extras)], examples)  # before decoding
-    search = _search(beam_size)
     too_long = undecodable(loaded.model, examples, search)
     predictions = predict(loaded.model, examples, search=search)
     metrics = score(predictions, examples, loaded.metrics)
     for name, metric in extras:
         for key, value in score(predictions, examples, [metric]).items():
             metrics[f"{name}:{key}" if key in metrics else key] = value
+    if execution_guided:
+        metrics["execution_guided_changes"] = search.guided_changes
     text = json.dumps({"examples": len(examples), **({"too_long": len(too_long)} if too_long else {}), **metrics})
     click.echo(text)
     if output_file:
@@ -175,6 +199,7 @@ def evaluate(
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False), default=None, help="Write the output here instead of stdout.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
 @beam_option
+@guided_option
 @ensemble_option
 @device_option
 @include_option
@@ -185,6 +210,7 @@ def predict(
     output_file: str | None,
     batch_size: int,
     beam_size: int | None,
+    execution_guided: bool,
     ensemble: tuple[str, ...],
     device: str,
     include: tuple[str, ...],
@@ -199,9 +225,13 @@ def predict(
     if output_file:
         check_writable(output_file, [input_file, archive, *ensemble])
     runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include, ensemble=ensemble)
+    if execution_guided:
+        runner.search = _guided(runner.search, runner.archive)
     with input_lines(input_file) as lines, writing_output(output_file) as sink:
         for line in runner.predict_lines(lines, batch_size):
             sink.write(line + "\n")
+    if execution_guided:
+        logging.getLogger(__name__).info("execution guidance changed the choice of %d inputs", runner.search.guided_changes)
 
 
 @cli.command()

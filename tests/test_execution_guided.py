@@ -1,0 +1,196 @@
+"""Execution-guided decoding (Wang et al., 2018): beam search passes over hypotheses whose form fails
+to execute or answers nothing. Hand-checked on a scripted model whose beam is known exactly, with a
+fake executor; end to end on a GEO slice with SWI-Prolog where it is installed.
+"""
+
+import json
+import os
+import shutil
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from tests.conftest import FIXTURES, data_root, run, train_archive
+from tests.test_search import SENTENCES, tiny_model
+from toolkit.cli import _guided
+from toolkit.data.example import Example
+from toolkit.data.vocabulary import Vocabulary
+from toolkit.decoding import BeamSearch, GreedySearch, Search
+from toolkit.errors import ConfigurationError
+from toolkit.execution import Denotation, Executor
+from toolkit.grammars import SequenceGrammar
+from toolkit.metrics import Metric
+
+# The scripted model's first symbol and its probability; then it ends. Beam 3 keeps all three, in this order.
+FIRST = {"state:t": 0.5, "city:t": 0.3, "s0": 0.2}
+
+
+@Executor.register("fake_answers")
+class FakeExecutor(Executor):
+    """Every form answers ``["yes"]``, except the *failing* ones (an error) and the *empty* ones (no answer);
+    it records the forms of each call.
+    """
+
+    def __init__(self, failing: list[str] = (), empty: list[str] = ()):
+        self.failing, self.empty, self.calls = set(failing), set(empty), []
+
+    def execute(self, forms):
+        self.calls.append(list(forms))
+        return [Denotation.error("fails") if form in self.failing else Denotation.of([] if form in self.empty else ["yes"]) for form in forms]
+
+
+def scripted_model():
+    """One symbol of FIRST, then the end: three finished outputs ranked state:t, city:t, s0."""
+    model = tiny_model(SequenceGrammar(max_length=5))
+    end = model.target_ids[Vocabulary.EOS]
+
+    def step(prefix, context, states):
+        log_probs = torch.full((prefix.size(0), len(model.target_tokens)), float("-inf"))
+        if prefix.size(1) == 1:
+            for symbol, p in FIRST.items():
+                log_probs[:, model.target_ids[symbol]] = torch.tensor(p).log()
+        else:
+            log_probs[:, end] = 0.0
+        return log_probs, context
+
+    model.decode_step = step
+    return model
+
+
+def guided(beam_size=3, **fake) -> BeamSearch:
+    return BeamSearch(beam_size=beam_size).guided_by(FakeExecutor(**fake))
+
+
+def test_the_unguided_beam_ranks_every_finished_hypothesis():
+    model = scripted_model()
+    search = BeamSearch(beam_size=3)
+    ranked = search.ranked(model, model.decoding_batch([Example(SENTENCES[0])]), [model.grammar.initial_state(Example(SENTENCES[0]))])
+    assert [[state.result() for state in hypotheses] for hypotheses in ranked] == [["state:t", "city:t", "s0"]]
+    assert model.predict([Example(SENTENCES[0])], search) == ["state:t"]
+
+
+def test_the_first_hypothesis_that_answers_replaces_the_top_one():
+    model = scripted_model()
+    search = guided(failing=["state:t"], empty=["city:t"])
+    assert model.predict([Example(SENTENCES[0])], search) == ["s0"]  # an error, then nothing, then an answer
+    assert search.guided_changes == 1
+    search = guided(failing=["state:t"])
+    assert model.predict([Example(SENTENCES[0])], search) == ["city:t"]  # the first one that answers, not the last
+
+
+def test_the_top_hypothesis_stays_when_it_answers_or_when_none_does():
+    model = scripted_model()
+    search = guided(failing=["city:t"])
+    assert model.predict([Example(SENTENCES[0])], search) == ["state:t"]
+    assert search.execution_guided.calls == [["state:t"]]  # the others are never run
+    search = guided(failing=["state:t", "s0"], empty=["city:t"])
+    assert model.predict([Example(SENTENCES[0])], search) == ["state:t"]  # nothing is lost
+    assert search.guided_changes == 0
+
+
+def test_a_beam_of_one_is_unchanged():
+    model = scripted_model()
+    search = guided(beam_size=1, failing=["state:t"])
+    assert model.predict([Example(SENTENCES[0])], search) == model.predict([Example(SENTENCES[0])], BeamSearch(beam_size=1)) == ["state:t"]
+    assert search.guided_changes == 0
+
+
+def test_one_executor_call_per_rank_for_the_undecided_inputs_of_a_batch():
+    model = scripted_model()
+    search = guided(failing=["state:t"])
+    examples = [Example(sentence) for sentence in SENTENCES]
+    assert model.predict(examples, search) == ["city:t"] * 3
+    assert search.execution_guided.calls == [["state:t"] * 3, ["city:t"] * 3]
+    assert search.guided_changes == 3
+
+
+def test_the_guided_copy_leaves_the_model_s_search_as_it_was():
+    model = scripted_model()
+    own = BeamSearch(beam_size=3)
+    copy = own.guided_by(FakeExecutor(failing=["state:t"]))
+    assert own.execution_guided is None and copy.beam_size == own.beam_size
+    assert model.predict([Example(SENTENCES[0])], own) == ["state:t"]
+    assert model.predict([Example(SENTENCES[0])], copy) == ["city:t"]
+
+
+def test_guidance_decodes_past_the_best_hypothesis_unless_told_to_stop_early():
+    """Every step: end with p = 0.6, go on with '(' with p = 0.4. The empty output is best and fails to execute."""
+    model = tiny_model(SequenceGrammar(max_length=30))
+    end, go_on = model.target_ids[Vocabulary.EOS], model.target_ids["("]
+
+    def fixed_step(prefix, context, states):
+        log_probs = torch.full((prefix.size(0), len(model.target_tokens)), float("-inf"))
+        log_probs[:, end], log_probs[:, go_on] = torch.tensor(0.6).log(), torch.tensor(0.4).log()
+        return log_probs, context
+
+    model.decode_step = fixed_step
+    example = [Example(SENTENCES[0])]
+    assert model.predict(example, BeamSearch(beam_size=3, length_penalty=0.0)) == [""]  # unguided, it stops at once
+    assert model.predict(example, BeamSearch(beam_size=3, length_penalty=0.0).guided_by(FakeExecutor(failing=[""]))) == ["("]
+    early = BeamSearch(beam_size=3, length_penalty=0.0, early_stopping=True).guided_by(FakeExecutor(failing=[""]))
+    assert model.predict(example, early) == [""]  # nothing else finished: the best stays
+
+
+def test_the_ranking_keeps_the_finished_beams_best_first():
+    search = BeamSearch(beam_size=4, length_penalty=0.0)
+    scores, lengths = torch.tensor([-1.0, float("-inf"), -0.5, -2.0]), torch.ones(4)
+    assert search.ranking(scores, torch.tensor([True, True, False, True]), lengths) == [0, 3]  # the open and the dead left out
+    assert search.ranking(scores, torch.tensor([False] * 4), lengths) == [2]  # none finished: the best raw score
+    assert search.ranking(torch.tensor([-1.0, -1.0]), torch.tensor([True, True]), torch.ones(2)) == [0, 1]  # ties in beam order
+
+
+def test_a_config_turns_it_on():
+    search = Search.from_params({"type": "beam", "beam_size": 3, "execution_guided": {"type": "fake_answers", "failing": ["state:t"]}})
+    assert isinstance(search.execution_guided, FakeExecutor)
+    assert scripted_model().predict([Example(SENTENCES[0])], search) == ["city:t"]
+
+
+def test_the_cli_flag_needs_an_executor_and_a_beam():
+    no_executor = SimpleNamespace(metrics=[Metric.by_name("exact_match")()], model=SimpleNamespace(search=BeamSearch()))
+    with pytest.raises(ConfigurationError, match=r"^--execution-guided needs an executor, and this archive has none"):
+        _guided(None, no_executor)
+    greedy = SimpleNamespace(metrics=[Metric.by_name("denotation_accuracy")(FakeExecutor())], model=SimpleNamespace(search=GreedySearch()))
+    with pytest.raises(ConfigurationError, match="give --beam-size K"):
+        _guided(None, greedy)
+    search = _guided(BeamSearch(beam_size=2), greedy)
+    assert search.beam_size == 2 and isinstance(search.execution_guided, FakeExecutor)
+
+
+def test_evaluate_and_predict_guided_end_to_end(tmp_path, monkeypatch, capsys, caplog):
+    """A seconds-sized parser on a geo-raw slice: guidance only ever trades a failing form for one that answers."""
+    if shutil.which("swipl") is None:
+        if os.environ.get("REQUIRE_SWIPL") == "1":
+            pytest.fail("REQUIRE_SWIPL=1, and SWI-Prolog (swipl) is not installed: apt-get install swi-prolog-nox", pytrace=False)
+        pytest.skip("SWI-Prolog (swipl) is not installed")
+    raw = data_root() / "geo-raw"
+    if not (raw / "geo_prolog_train.tsv").exists():
+        pytest.skip(f"geo-raw not found at {raw}")
+    lines = (raw / "geo_prolog_train.tsv").read_text(encoding="utf-8").splitlines()
+    (tmp_path / "train.tsv").write_text("\n".join(lines[:60]) + "\n", encoding="utf-8")
+    (tmp_path / "test.tsv").write_text("\n".join(lines[60:80]) + "\n", encoding="utf-8")
+    anonymizer = {"type": "geo_prolog", "finder": {"type": "lexicon", "lexicon": {"path": str(raw / "geo_entities.json")}}, "unknown": "keep"}
+    overrides = {
+        "dataset_reader": {"type": "tsv", "anonymizer": anonymizer},
+        "grammar": {"type": "anonymized", "anonymizer": anonymizer, "grammar": {"type": "sequence", "max_length": 60}},
+        "metrics": [{"type": "exact_match"}, {"type": "denotation_accuracy", "executor": {"type": "geoquery_prolog", "database": str(raw)}}],
+        "trainer.num_epochs": 2,
+    }
+    archive = train_archive(FIXTURES / "tiny_seq2seq.jsonnet", tmp_path / "run", tmp_path / "train.tsv", tmp_path / "test.tsv", "-o", json.dumps(overrides))
+    capsys.readouterr()  # training's output
+    scores = {}
+    for flags in ((), ("--execution-guided",)):
+        code, out, err = run(monkeypatch, capsys, "evaluate", archive, tmp_path / "test.tsv", "--beam-size", "4", "--device", "cpu", *flags)
+        assert code == 0, err
+        scores[flags] = json.loads(out)
+    plain, guided_scores = scores[()], scores[("--execution-guided",)]
+    assert "execution_guided_changes" not in plain and isinstance(guided_scores["execution_guided_changes"], int)
+    assert guided_scores["denotation_prediction_failures"] <= plain["denotation_prediction_failures"]
+    questions = tmp_path / "questions.txt"
+    questions.write_text("What is the capital of Texas?\n", encoding="utf-8")
+    with caplog.at_level("INFO", logger="toolkit.cli"):
+        code, out, err = run(monkeypatch, capsys, "predict", archive, questions, "--execution-guided", "--beam-size", "3", "--device", "cpu")
+    assert code == 0, err
+    assert "execution guidance changed the choice of" in caplog.text
+    [record] = [json.loads(line) for line in out.splitlines()]
+    assert record["question"] == "what is the capital of texas ?" and ("answer" in record) != ("answer_error" in record)
