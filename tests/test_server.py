@@ -10,6 +10,7 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from typing import ClassVar
 
 import pytest
 
@@ -238,12 +239,169 @@ def test_info_and_health_describe_the_model(client, dependency_archive):
 def test_draw_returns_the_prediction_and_a_picture_or_says_what_is_missing(client):
     body = client.post("/draw", json={"input": "Dogs bark"}).json()
     assert body["output"]["tokens"] == ["Dogs", "bark"]
+    assert "answer" not in body  # a dependency parser has no executor: no answer line on the page
     try:
         import spacy  # noqa: F401
     except ImportError:
         assert body["svg"] is None and "spaCy is not installed" in body["note"]
     else:
         assert body["kind"] == "dependency" and body["svg"].startswith("<svg") and ">Dogs<" in body["svg"]
+
+
+# ------------------------------------------------------------------ a semantic parser's answers, under its tree
+
+CAPITAL = "_answer ( A , ( _capital ( A ) , _loc ( A , B ) , _const ( B , _stateid ( texas ) ) ) )"
+RIVERS = "_answer ( A , ( _river ( A ) , _traverse ( A , B ) , _const ( B , _stateid ( ' new york ' ) ) ) )"
+
+
+class AnsweringPredictor:
+    """What a semantic parser with a Geobase executor writes, without a model: each question's form and answer."""
+
+    ANSWERS: ClassVar[dict[str, dict]] = {
+        "capital": {"logical_form": CAPITAL, "answer": ["austin"]},
+        "rivers": {"logical_form": RIVERS, "answer": ["allegheny", "delaware", "hudson"]},
+        "nothing": {"logical_form": "_answer ( A , _const ( A , _cityid ( e0 , _ ) ) )", "answer": []},
+        "slow": {"logical_form": "_answer ( A , _loop ( A ) )", "answer_error": "timeout"},
+        "broken": {"logical_form": "_answer ( A", "answer_error": "error"},
+        "hostile": {"logical_form": "_answer ( A , _const ( A , '<b>x</b>' ) )", "answer": ["<img src=x onerror=alert(1)>", "&amp;"]},
+    }
+
+    def predict_batch(self, texts: list[str]) -> list[dict]:
+        outputs = []
+        for text in texts:
+            if not text.strip():
+                outputs.append({"error": "empty input line", "input": text})
+                continue
+            key = next((key for key in self.ANSWERS if key in text.lower()), "nothing")
+            outputs.append({"question": text.lower(), **self.ANSWERS[key]})
+        return outputs
+
+
+@pytest.fixture
+def answering_client():
+    pytest.importorskip("httpx2")
+    from starlette.testclient import TestClient
+
+    from toolkit.serving.app import create_app
+
+    predictor = AnsweringPredictor()
+    info = {"archive": "stub.tar.gz", "predictor": "semantic_parser", "grammar": "anonymized", "model": "encoder_decoder", "metrics": {}}
+    with TestClient(create_app(predictor, Batcher(predictor.predict_batch), info), raise_server_exceptions=False) as client:
+        yield client
+
+
+@pytest.mark.parametrize(
+    "question, ok, text",
+    [
+        ("What is the capital of Texas?", True, "austin"),
+        ("What rivers run through New York?", True, "allegheny, delaware, hudson"),
+        ("Where is nothing?", True, "none (the query ran and found nothing)"),
+        ("A slow one", False, "the query ran past the executor's time limit"),
+        ("Something broken", False, "the query could not run (it is malformed, names an unknown predicate, or failed while running)"),
+    ],
+)
+def test_draw_gives_the_answer_line_the_page_shows_under_the_tree(answering_client, question, ok, text):
+    body = answering_client.post("/draw", json={"input": question}).json()
+    assert body["answer"]["ok"] is ok and body["answer"]["text"] == text
+    assert body["answer"]["label"] == ("Answer" if ok else "No answer")
+    assert ("answer" in body["output"]) is ok and ("answer_error" in body["output"]) is not ok  # the record is the predictor's, as /predict gives it
+    assert body["output"] == answering_client.post("/predict", json={"input": question}).json()
+
+
+def test_a_prolog_query_is_drawn_as_its_term_tree(answering_client):
+    body = answering_client.post("/draw", json={"input": "What is the capital of Texas?"}).json()
+    assert body["kind"] == "tree"
+    labels = [part.split("<")[0] for part in body["svg"].split('text-anchor="middle">')[1:]]
+    # brackets that only group are no node; the conjunction is one "," node over its three goals
+    assert labels == ["_answer", "A", ",", "_capital", "A", "_loc", "A", "B", "_const", "B", "_stateid", "texas"]
+    rivers = answering_client.post("/draw", json={"input": "Which rivers?"}).json()
+    assert rivers["kind"] == "tree" and ">&#x27;new york&#x27;<" in rivers["svg"]  # a quoted name of two words is one leaf
+    broken = answering_client.post("/draw", json={"input": "Something broken"}).json()
+    assert broken["svg"] is None and broken["note"].startswith("this output cannot be drawn: it is not a Prolog term")
+    assert broken["answer"]["label"] == "No answer"  # the answer line comes with or without a picture
+
+
+def test_answers_are_text_for_the_page_never_markup(answering_client):
+    body = answering_client.post("/draw", json={"input": "hostile"}).json()
+    assert body["answer"]["text"] == "<img src=x onerror=alert(1)>, &amp;"  # as the database gave it: the page writes it as text
+    assert "<b>" not in body["svg"] and "&lt;b&gt;" in body["svg"]
+    page = answering_client.get("/").text
+    assert 'id="answer" role="status" hidden' in page and 'answer-text").textContent = body.answer.text' in page
+    assert "innerHTML = body.answer" not in page
+
+
+def test_logical_forms_in_either_notation_and_long_answer_lists():
+    from toolkit.serving.drawing import MOST_ANSWERS, answer_line, logical_form_tree
+
+    assert str(logical_form_tree("( lambda $0 e ( state:t $0 ) )")) == "( lambda $0 e ( state:t $0 ) )"
+    assert str(logical_form_tree("job ( ANS ) , \\+ ( a ( X ) ; b )")) == "( , ( job ANS ) ( \\+ ( ; ( a X ) b ) ) )"
+    assert str(logical_form_tree("austin")) == "austin"
+    for text, why in (("hello , world", "the expression already ended"), ("( a b", "not an s-expression"), ("f ( ' new york )", "not a Prolog term")):
+        with pytest.raises(ValueError, match=why):
+            logical_form_tree(text)
+    many = answer_line({"answer": [str(number) for number in range(MOST_ANSWERS + 5)]})
+    assert many["count"] == MOST_ANSWERS + 5 and many["text"].endswith(f"{MOST_ANSWERS - 1} … and 5 more (see the JSON)")
+    assert answer_line({"answer": ["10"]})["text"] == "10" and answer_line({"tokens": ["a"], "heads": [0]}) is None
+    no_swipl = "executing needs SWI-Prolog (swipl), which is not installed"
+    assert answer_line({"answer_error": no_swipl}) == {"ok": False, "label": "No answer", "text": no_swipl}
+    detailed = answer_line({"answer_error": "error: Unknown procedure: _capitol/1"})["text"]
+    assert detailed.startswith("the query could not run (") and detailed.endswith("): Unknown procedure: _capitol/1")
+
+
+@pytest.fixture(scope="module")
+def geo_raw_archive(tmp_path_factory):
+    """A seconds-sized raw-question GEO parser whose denotation metric carries the Geobase executor (as tests/test_anonymized_grammar.py trains it)."""
+    import shutil
+
+    from tests.conftest import FIXTURES, data_root, train_archive
+
+    if shutil.which("swipl") is None:
+        pytest.skip("SWI-Prolog (swipl) is not installed")
+    raw = data_root() / "geo-raw"
+    if not (raw / "geo_prolog_train.tsv").exists():
+        pytest.skip(f"geo-raw not found at {raw}")
+    directory = tmp_path_factory.mktemp("geo_raw_run")
+    lines = (raw / "geo_prolog_train.tsv").read_text(encoding="utf-8").splitlines()
+    (directory / "train.tsv").write_text("\n".join(lines[:60]) + "\n", encoding="utf-8")
+    (directory / "test.tsv").write_text("\n".join(lines[60:70]) + "\n", encoding="utf-8")
+    anonymizer = {"type": "geo_prolog", "finder": {"type": "lexicon", "lexicon": {"path": str(raw / "geo_entities.json")}}, "unknown": "keep"}
+    overrides = {
+        "dataset_reader": {"type": "tsv", "anonymizer": anonymizer},
+        "grammar": {"type": "anonymized", "anonymizer": anonymizer, "grammar": {"type": "sequence", "max_length": 60}},
+        "metrics": [{"type": "exact_match"}, {"type": "denotation_accuracy", "executor": {"type": "geoquery_prolog", "database": str(raw)}}],
+        "trainer.validation_metric": "+denotation_accuracy",
+        "trainer.num_epochs": 2,
+    }
+    return train_archive(FIXTURES / "tiny_seq2seq.jsonnet", directory / "run", directory / "train.tsv", directory / "test.tsv", "-o", json.dumps(overrides))
+
+
+def test_a_geo_parser_with_an_executor_answers_under_its_tree(geo_raw_archive):
+    """The real thing: a trained archive, its predictor's executor, and the line /draw adds (two epochs: the form may be wrong)."""
+    pytest.importorskip("httpx2")
+    from starlette.testclient import TestClient
+
+    from toolkit import load_predictor
+    from toolkit.serving.app import create_app
+    from toolkit.serving.drawing import FAILURES
+    from toolkit.serving.server import describe
+
+    predictor = load_predictor(geo_raw_archive, device="cpu")
+    app = create_app(predictor, Batcher(predictor.predict_batch), describe(geo_raw_archive, predictor, "semantic_parser"))
+    with TestClient(app, raise_server_exceptions=False) as client:
+        body = client.post("/draw", json={"input": "What is the capital of Texas?"}).json()
+    output, answer = body["output"], body["answer"]
+    assert output["question"] == "what is the capital of texas ?" and output["logical_form"]
+    if "answer" in output:
+        assert answer == {
+            "ok": True,
+            "label": "Answer",
+            "text": ", ".join(output["answer"]) or "none (the query ran and found nothing)",
+            "count": len(output["answer"]),
+        }
+    else:
+        code = output["answer_error"].split(":")[0]
+        assert answer["ok"] is False and answer["label"] == "No answer" and answer["text"].startswith(FAILURES.get(code, output["answer_error"]))
+    assert body["kind"] == "tree" or body["note"].startswith("this output cannot be drawn")
 
 
 # ------------------------------------------------------------------ the pictures

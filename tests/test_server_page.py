@@ -6,11 +6,14 @@ sets once it has installed both.
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
-from toolkit.serving.launch import start_server
+from toolkit.serving.launch import free_port, start_command, start_server
+
+REPO = Path(__file__).resolve().parents[1]
 
 CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -40,13 +43,18 @@ def parse_on_page(browser, url: str, sentence: str, screenshot: Path):
     page = browser.new_page(viewport={"width": 1100, "height": 700})
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("dialog", lambda dialog: (errors.append(f"a dialog opened: {dialog.message}"), dialog.dismiss()))
     page.goto(url)
     page.wait_for_function("!document.getElementById('model').textContent.startsWith('loading')")
+    ask(page, sentence)
+    page.screenshot(path=str(screenshot), full_page=True)
+    return page, errors
+
+
+def ask(page, sentence: str) -> None:
     page.fill("#sentence", sentence)
     page.press("#sentence", "Enter")
     page.wait_for_function("document.getElementById('json').textContent || document.getElementById('error').textContent")
-    page.screenshot(path=str(screenshot), full_page=True)
-    return page, errors
 
 
 def test_the_page_draws_an_amr_graph(browser, amr_archive, tmp_path):
@@ -61,6 +69,7 @@ def test_the_page_draws_an_amr_graph(browser, amr_archive, tmp_path):
         assert page.locator("#picture b").count() == 0  # the user's markup is text, not markup
         assert '"graph"' in page.text_content("#json")
         assert "grammar amr" in page.text_content("#model")
+        assert page.locator("#answer").is_hidden() and page.text_content("#answer").strip() == ""  # no executor, no answer line
         page.fill("#sentence", "   ")
         page.click("#parse")
         page.wait_for_function("document.getElementById('error').textContent")
@@ -76,6 +85,7 @@ def test_the_page_draws_a_dependency_tree(browser, dependency_archive, tmp_path)
     try:
         page, errors = parse_on_page(browser, url, "The cat sat on the mat .", tmp_path / "dependency.png")
         assert errors == [] and page.text_content("#error") == ""
+        assert page.locator("#answer").is_hidden() and page.text_content("#answer").strip() == ""
         try:
             import spacy  # noqa: F401
         except ImportError:
@@ -85,5 +95,56 @@ def test_the_page_draws_a_dependency_tree(browser, dependency_archive, tmp_path)
         words = page.locator("#picture svg .displacy-word").all_text_contents()
         assert words == ["The", "cat", "sat", "on", "the", "mat", "."]
         assert page.locator("#picture svg .displacy-arc").count() == 6  # every word but the root has an arc
+    finally:
+        server.stop()
+
+
+# A server whose predictor answers as a GEO semantic parser with a Geobase executor does (tests/test_server.py's stub).
+ANSWERING = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import uvicorn
+from tests.test_server import AnsweringPredictor
+from toolkit.serving.app import create_app
+from toolkit.serving.batcher import Batcher
+
+predictor = AnsweringPredictor()
+info = {"archive": "geo.tar.gz", "predictor": "semantic_parser", "grammar": "anonymized", "model": "encoder_decoder", "metrics": {}}
+uvicorn.run(create_app(predictor, Batcher(predictor.predict_batch), info), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+"""
+
+
+def test_the_page_shows_the_answer_under_the_tree(browser, tmp_path):
+    port = free_port()
+    server = start_command([sys.executable, "-c", ANSWERING, str(REPO), str(port)], port, threads=1)
+    try:
+        page, errors = parse_on_page(browser, server.url, "What is the capital of Texas?", tmp_path / "answer.png")
+        assert errors == [] and page.text_content("#error") == ""
+        assert page.get_attribute("#picture", "data-kind") == "tree"
+        assert "_capital" in page.locator("#picture svg").all_text_contents()[0]
+        assert page.locator("#answer").is_visible() and page.inner_text("#answer") == "Answer: austin"
+        assert page.get_attribute("#answer", "data-ok") == "true"
+        # under the tree: the answer line starts below the picture's bottom
+        picture, answer = page.locator("#picture").bounding_box(), page.locator("#answer").bounding_box()
+        assert answer["y"] >= picture["y"] + picture["height"] > picture["y"]
+
+        ask(page, "What rivers run through New York?")
+        assert page.inner_text("#answer") == "Answer: allegheny, delaware, hudson"
+        assert "'new york'" in page.locator("#picture svg").all_text_contents()[0]
+
+        ask(page, "A slow one")
+        assert page.inner_text("#answer") == "No answer: the query ran past the executor's time limit"
+        assert page.get_attribute("#answer", "data-ok") == "false"
+
+        ask(page, "hostile")  # answers and labels are drawn as text: no element, no script from them
+        assert page.inner_text("#answer") == "Answer: <img src=x onerror=alert(1)>, &amp;"
+        assert page.locator("#answer img, #picture img, #picture b").count() == 0
+
+        page.fill("#sentence", "   ")
+        page.click("#parse")
+        page.wait_for_function("document.getElementById('error').textContent")
+        assert page.locator("#answer").is_hidden() and page.text_content("#answer").strip() == ""  # the last answer is gone
+        page.wait_for_timeout(200)  # time for an onerror to fire, had the markup been read as markup
+        assert errors == []
     finally:
         server.stop()

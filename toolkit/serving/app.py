@@ -9,7 +9,9 @@ path       method  what it does
                    ``{"outputs": [...]}``, one per input, in order. X is a string, or an object
                    such as ``{"tokens": [...]}`` that the predictor reads.
 /draw      POST    ``{"input": X}`` -> ``{"output": ..., "svg": ...}`` (``svg`` is null, with a
-                   ``note``, where the picture needs something not installed)
+                   ``note``, where the picture needs something not installed); for a semantic parser
+                   whose executor ran the form, also ``"answer": {"ok", "label", "text"}``, the line
+                   the page shows under the tree ("Answer: austin", or "No answer: " and why)
 /health    GET     ``{"status": "ok"}``; 503 while shutting down
 /info      GET     the archive: predictor, grammar, model, metrics, plugins, versions, batching
 =========  ======  ===============================================================================
