@@ -1,10 +1,16 @@
-// Transformer semantic parser on raw GEO questions with real entity names (the same 600/280 split
-// as geo_transformer.jsonnet), predicting Prolog queries that SWI-Prolog runs over Geobase.
+// The main job: a semantic parser that answers raw questions about US geography from Geobase.
+// A Transformer reads GEO's raw questions (the same 600/280 split as geo_transformer.jsonnet) and
+// writes Prolog queries that SWI-Prolog runs over Geobase (needs `swipl`: apt-get install swi-prolog-nox).
 //
 // Entity mentions are found with Geobase's lexicon and replaced by placeholders (e0, e1, ...) in the
-// question and in the query, where the id constructor stays (`_stateid ( e0 )`): the parser's choice
-// of constructor says which "mississippi" it means, and its results name the entities again
-// (grammar 'anonymized'). Scored by the answer (denotation_accuracy, needs `swipl`) and by the query.
+// question, after the types they can have (`how many people live in city e0 ?`), and in the query,
+// where the id constructor stays (`_cityid ( e0 , _ )`): the parser's choice of constructor says
+// which "mississippi" it means, and its results name the entities again (grammar 'anonymized').
+// The query is decoded as a tree (Prolog terms, left-child right-sibling, depth first, with tree
+// positional encodings), so every prediction is a well-formed term. Scored by the answer
+// (denotation_accuracy) and by the query (exact_match).
+//   plain token sequence instead of trees: -o '{"grammar.grammar": {"type": "sequence", "max_length": 150}, "model.decoder.positional_encoding": null}'
+//   execution-guided decoding at test time: see the README
 local data_root = std.extVar('DATA_ROOT');
 local raw = data_root + '/geo-raw';
 local dim = 256;
@@ -15,18 +21,24 @@ local anonymizer = {
   type: 'geo_prolog',
   finder: { type: 'lexicon', lexicon: { path: raw + '/geo_entities.json' } },
   unknown: 'keep',
+  type_words: true,
 };
 
 {
   dataset_reader: { type: 'tsv', anonymizer: anonymizer },
   train_data_path: raw + '/geo_prolog_train.tsv',
   test_data_path: raw + '/geo_prolog_test.tsv',  // test_fixed writes its corrected queries in Prolog's own syntax, not the data's tokens
-  grammar: { type: 'anonymized', anonymizer: anonymizer, grammar: { type: 'sequence', max_length: 150 } },
+  grammar: { type: 'anonymized', anonymizer: anonymizer, grammar: { type: 'lcrs_dfs', max_nodes: 150, format: 'prolog' } },
   vocabulary: { min_count: { tokens: 1 } },
   model: {
     type: 'encoder_decoder',
     encoder: { type: 'transformer', input_dim: dim, layers: { num_layers: layers, num_heads: heads, ff_dim: 4 * dim, dropout: dropout } },
-    decoder: { type: 'transformer', input_dim: dim, layers: { num_layers: layers, num_heads: heads, ff_dim: 4 * dim, dropout: dropout } },
+    decoder: {
+      type: 'transformer',
+      input_dim: dim,
+      layers: { num_layers: layers, num_heads: heads, ff_dim: 4 * dim, dropout: dropout },
+      positional_encoding: { type: 'tree', degree: 2, max_depth: 32, parameterized: true },
+    },
     tie_output_embeddings: true,
     label_smoothing: 0.1,
     search: { type: 'beam', beam_size: 5 },

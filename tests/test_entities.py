@@ -222,6 +222,18 @@ def test_anonymize_replaces_question_mentions_and_their_constants(anonymizer):
     assert multi.question[-2:] == ["e0", "?"] and "_stateid ( e0 )" in " ".join(multi.logical_form)
 
 
+def test_type_words_say_what_a_placeholder_can_name(lexicon_path):
+    """With type_words the question keeps each mention's readings (context's choice first) before its placeholder; the query is as without."""
+    typed = GeoPrologAnonymizer(LexiconMentionFinder(EntityLexicon(str(lexicon_path))), type_words=True)
+    plain = GeoPrologAnonymizer(LexiconMentionFinder(EntityLexicon(str(lexicon_path))))
+    gold = "_answer ( A , ( _river ( A ) , _traverse ( A , B ) , _const ( B , _stateid ( mississippi ) ) ) )"
+    result = typed.anonymize("what rivers flow through mississippi ?".split(), gold)
+    assert result.question == "what rivers flow through state river e0 ?".split()
+    assert result.logical_form == plain.anonymize("what rivers flow through mississippi ?".split(), gold).logical_form
+    assert typed.restore(result.logical_form, result.placeholders).text == gold
+    assert typed.anonymize("what is the population of seattle washington ?".split()).question[-6:] == ["city", "e0", "state", "city", "e1", "?"]
+
+
 def test_restore_reads_the_constructor_to_resolve_ambiguity(anonymizer):
     placeholders = anonymizer.anonymize("what borders mississippi ?".split()).placeholders
     assert anonymizer.restore("_const ( A , _stateid ( e0 ) )", placeholders).text == "_const ( A , _stateid ( mississippi ) )"

@@ -20,6 +20,12 @@ spelled exactly as the constant (:meth:`EntityLexicon.spelling`), so restoring g
 tokens. A constant no mention matches is left as its name (the parser then writes it token by
 token); :attr:`Anonymized.unmatched` lists them.
 
+**Type words.** A placeholder alone hides what it names: ``how many people live in e0 ?`` reads the
+same for houston and for texas, so the parser can only guess ``_cityid`` or ``_stateid``. With
+``type_words``, the question keeps the mention's candidate types before its placeholder, in the
+order the context prefers (``how many people live in city e0 ?``, ``rivers in state river e0``),
+so the constructor is read off the question; the logical form is unchanged.
+
 **Restoring** a predicted logical form replaces each placeholder by the spelling of the first
 candidate of its mention (the one the context prefers) of the constructor's types. A placeholder
 with no mention in the question, one whose mention has no candidate of the constructor's types
@@ -96,9 +102,10 @@ class GeoPrologAnonymizer(Anonymizer):
             default, as Dong & Lapata did (``usa`` is one constant the parser learns like a word).
         prefix: placeholder prefix; placeholders are ``{prefix}0``, ``{prefix}1``...
         unknown: ``"error"`` (raise :class:`RestoreError`) or ``"keep"`` (leave the placeholder, report it).
+        type_words: write each mention's candidate types before its placeholder in the question.
     """
 
-    def __init__(self, finder: MentionFinder, constructors: list[str] | None = None, prefix: str = "e", unknown: str = "error"):
+    def __init__(self, finder: MentionFinder, constructors: list[str] | None = None, prefix: str = "e", unknown: str = "error", type_words: bool = False):
         self.finder = finder
         lexicon = getattr(finder, "lexicon", None)
         if not isinstance(lexicon, EntityLexicon):
@@ -113,7 +120,7 @@ class GeoPrologAnonymizer(Anonymizer):
             raise ConfigurationError(f"must be 'error' or 'keep', not {unknown!r}", key="unknown")
         if not re.fullmatch(r"[a-z]\w*", prefix) or prefix.endswith("id"):
             raise ConfigurationError(f"{prefix!r} must be a lower-case word not ending in 'id'", key="prefix")
-        self.prefix, self.unknown = prefix, unknown
+        self.prefix, self.unknown, self.type_words = prefix, unknown, type_words
         self._placeholder = re.compile(rf"{re.escape(prefix)}(\d+)")
 
     def anonymize(self, question: Sequence[str], logical_form: str | Sequence[str] | None = None) -> Anonymized:
@@ -123,7 +130,8 @@ class GeoPrologAnonymizer(Anonymizer):
         anonymized_question = list(question)
         for number in reversed(range(len(placeholders))):
             mention = placeholders[number]
-            anonymized_question[mention.start : mention.end] = [f"{self.prefix}{number}"]
+            types = [entity_type.replace(" ", "_") for entity_type in mention.types if entity_type in self.types] if self.type_words else []
+            anonymized_question[mention.start : mention.end] = [*types, f"{self.prefix}{number}"]
         if logical_form is None:
             return Anonymized(anonymized_question, None, placeholders)
         tokens = logical_form.split() if isinstance(logical_form, str) else list(logical_form)
