@@ -10,7 +10,7 @@
 // positional encodings), so every prediction is a well-formed term. Scored by the answer
 // (denotation_accuracy) and by the query (exact_match).
 //   plain token sequence instead of trees: -o '{"grammar.grammar": {"type": "sequence", "max_length": 150}, "model.decoder.positional_encoding": null}'
-//   execution-guided decoding at test time: see the README
+//   without execution-guided decoding: -o '{"model.search.execution_guided": null}' (or evaluate --beam-size 5)
 local data_root = std.extVar('DATA_ROOT');
 local raw = data_root + '/geo-raw';
 local dim = 256;
@@ -23,6 +23,7 @@ local anonymizer = {
   unknown: 'keep',
   type_words: true,
 };
+local executor = { type: 'geoquery_prolog', database: raw };
 
 {
   dataset_reader: { type: 'tsv', anonymizer: anonymizer },
@@ -41,9 +42,10 @@ local anonymizer = {
     },
     tie_output_embeddings: true,
     label_smoothing: 0.1,
-    search: { type: 'beam', beam_size: 5 },
+    // Execution-guided decoding: of the beam's finished queries, the best one that answers.
+    search: { type: 'beam', beam_size: 5, execution_guided: executor },
   },
-  metrics: [{ type: 'exact_match' }, { type: 'denotation_accuracy', executor: { type: 'geoquery_prolog', database: raw } }],
+  metrics: [{ type: 'exact_match' }, { type: 'denotation_accuracy', executor: executor }],
   trainer: {
     optimizer: { type: 'adam', lr: 1e-3, betas: [0.9, 0.98], eps: 1e-9 },
     learning_rate_scheduler: { type: 'inverse_sqrt', warmup_steps: 200 },

@@ -14,6 +14,18 @@ def data_root() -> Path:
     return Path(os.environ.get("TOOLKIT_DATA", REPO.parent / "shared" / "data"))
 
 
+def require_swipl() -> None:
+    """Skip the calling test (or module) where SWI-Prolog is missing; fail instead under ``REQUIRE_SWIPL=1`` (CI installs it)."""
+    import shutil
+
+    from toolkit.execution.prolog import MISSING_SWIPL
+
+    if shutil.which("swipl") is None:
+        if os.environ.get("REQUIRE_SWIPL") == "1":
+            pytest.fail(f"REQUIRE_SWIPL=1, and {MISSING_SWIPL}", pytrace=False)
+        pytest.skip(MISSING_SWIPL, allow_module_level=True)
+
+
 @pytest.fixture
 def geo_slice(tmp_path) -> dict[str, Path]:
     """The first 40 GEO training pairs as train data and the next 10 as test data."""

@@ -3,12 +3,10 @@ sees placeholders, the results and the metrics see entity names again.
 """
 
 import json
-import os
-import shutil
 
 import pytest
 
-from tests.conftest import FIXTURES, data_root, run, train_archive
+from tests.conftest import FIXTURES, data_root, require_swipl, run, train_archive
 from toolkit.data.dataset_readers import TsvReader
 from toolkit.data.symbols import EOS
 from toolkit.entities.anonymizer import GeoPrologAnonymizer
@@ -60,6 +58,17 @@ def test_an_entity_no_training_question_names_is_parsed_as_any_other(parts):
     assert state.is_final() and state.result() == decoded.replace("e0", "utah")
 
 
+def test_raw_questions_keep_their_capitals_for_the_finder_and_spell_out_contractions(parts):
+    """Mentions are found in the words as written ("UT" is Utah, "ut" is no word to find), the
+    model reads lower case, contractions become the data's words, and the output keeps the question as asked.
+    """
+    reader, _, _ = parts
+    shouted = reader.text_to_example("What's the capital of UT?")
+    assert shouted.tokens == "what is the capital of e0 ?".split()
+    assert shouted.meta["question"] == "What's the capital of UT?"
+    assert reader.text_to_example("which rivers don't cross Texas").tokens == "which rivers do not cross e0".split()
+
+
 def test_the_constructor_the_parser_chooses_resolves_an_ambiguous_name(parts):
     reader, grammar, _ = parts
     question = reader.text_to_example("what states border mississippi")
@@ -80,10 +89,7 @@ def test_a_placeholder_the_question_lacks_stays_a_placeholder(parts):
 
 def test_raw_questions_in_answers_out(tmp_path, monkeypatch, capsys):
     """End to end on a GEO slice: train a seconds-sized parser on raw questions, then ask it in the user's own spelling."""
-    if shutil.which("swipl") is None:
-        if os.environ.get("REQUIRE_SWIPL") == "1":
-            pytest.fail("REQUIRE_SWIPL=1, and SWI-Prolog (swipl) is not installed: apt-get install swi-prolog-nox", pytrace=False)
-        pytest.skip("SWI-Prolog (swipl) is not installed")
+    require_swipl()
     raw = data_root() / "geo-raw"
     if not (raw / "geo_prolog_train.tsv").exists():
         pytest.skip(f"geo-raw not found at {raw}")
@@ -106,7 +112,7 @@ def test_raw_questions_in_answers_out(tmp_path, monkeypatch, capsys):
     code, out, err = run(monkeypatch, capsys, "predict", archive, questions, "--device", "cpu")
     assert code == 0, err
     records = [json.loads(line) for line in out.splitlines()]
-    assert [record.get("question") for record in records] == ["what is the capital of texas ?", None, "how long is the rio grande ?"]
+    assert [record.get("question") for record in records] == ["What is the capital of Texas?", None, "how long is the Rio Grande ?"]  # as asked
     assert "error" in records[1]
     for record in (records[0], records[2]):  # two epochs: the form may be wrong, but it is a real query, executed
         assert isinstance(record.get("answer", []), list) and ("answer" in record) != ("answer_error" in record)

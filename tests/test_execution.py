@@ -5,22 +5,20 @@ has installed it (``apt-get install swi-prolog-nox``).
 """
 
 import os
-import shutil
 import signal
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import require_swipl
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.execution import Denotation, Executor, GeoQueryProlog, canonical_answer, prolog_query
+from toolkit.execution.prolog import MISSING_SWIPL
 from toolkit.metrics import Metric
 from toolkit.params import data_root
 
-if shutil.which("swipl") is None:
-    if os.environ.get("REQUIRE_SWIPL") == "1":
-        pytest.fail("REQUIRE_SWIPL=1, and SWI-Prolog (swipl) is not installed: apt-get install swi-prolog-nox", pytrace=False)
-    pytest.skip("SWI-Prolog (swipl) is not installed: apt-get install swi-prolog-nox", allow_module_level=True)
+require_swipl()
 
 GEO = Path(data_root()) / "geo-raw"
 if not (GEO / "geoquery.pl").exists():
@@ -141,7 +139,7 @@ def test_a_missing_swipl_is_one_line(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ConfigurationError) as error:
         GeoQueryProlog(str(GEO))
-    assert str(error.value) == "SWI-Prolog (swipl) is not installed: apt-get install swi-prolog-nox"
+    assert str(error.value) == MISSING_SWIPL
 
 
 def test_a_missing_database_is_one_line(tmp_path):

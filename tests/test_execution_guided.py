@@ -4,14 +4,12 @@ fake executor; end to end on a GEO slice with SWI-Prolog where it is installed.
 """
 
 import json
-import os
-import shutil
 from types import SimpleNamespace
 
 import pytest
 import torch
 
-from tests.conftest import FIXTURES, data_root, run, train_archive
+from tests.conftest import FIXTURES, data_root, require_swipl, run, train_archive
 from tests.test_search import SENTENCES, tiny_model
 from toolkit.cli import _guided
 from toolkit.data.example import Example
@@ -159,10 +157,7 @@ def test_the_cli_flag_needs_an_executor_and_a_beam():
 
 def test_evaluate_and_predict_guided_end_to_end(tmp_path, monkeypatch, capsys, caplog):
     """A seconds-sized parser on a geo-raw slice: guidance only ever trades a failing form for one that answers."""
-    if shutil.which("swipl") is None:
-        if os.environ.get("REQUIRE_SWIPL") == "1":
-            pytest.fail("REQUIRE_SWIPL=1, and SWI-Prolog (swipl) is not installed: apt-get install swi-prolog-nox", pytrace=False)
-        pytest.skip("SWI-Prolog (swipl) is not installed")
+    require_swipl()
     raw = data_root() / "geo-raw"
     if not (raw / "geo_prolog_train.tsv").exists():
         pytest.skip(f"geo-raw not found at {raw}")
@@ -193,4 +188,4 @@ def test_evaluate_and_predict_guided_end_to_end(tmp_path, monkeypatch, capsys, c
     assert code == 0, err
     assert "execution guidance changed the choice of" in caplog.text
     [record] = [json.loads(line) for line in out.splitlines()]
-    assert record["question"] == "what is the capital of texas ?" and ("answer" in record) != ("answer_error" in record)
+    assert record["question"] == "What is the capital of Texas?" and ("answer" in record) != ("answer_error" in record)

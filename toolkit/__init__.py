@@ -4,8 +4,8 @@ The Python API is one function::
 
     from toolkit import load_predictor
 
-    parser = load_predictor("runs/geo_transformer/model.tar.gz")
-    parser.predict("what is the capital of texas ?")        # {"question": ..., "logical_form": ...}
+    parser = load_predictor("runs/geo/model.tar.gz")      # the README's main job
+    parser.predict("What is the capital of Texas?")          # {..., "logical_form": ..., "answer": ["austin"]}
     parser.predict_batch(["...", "..."])                     # one dict per input, in order
 
 Importing ``toolkit`` itself stays cheap (no torch): the work happens when the function runs.

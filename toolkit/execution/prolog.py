@@ -36,7 +36,7 @@ from toolkit.errors import ConfigurationError
 from toolkit.execution.executor import Denotation, Executor
 from toolkit.params import data_root
 
-MISSING_SWIPL = "SWI-Prolog (swipl) is not installed: apt-get install swi-prolog-nox"
+MISSING_SWIPL = "SWI-Prolog (swipl) is not installed: apt-get install swi-prolog-nox (Debian, Ubuntu), or brew install swi-prolog (macOS)"
 
 _SCAN = re.compile(r"(?P<quoted>'(?:[^'\\]|\\.|'')*')|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<space>\s+)|(?P<other>.)", re.S)
 _UNDERSCORED = re.compile(r"_+[a-z][A-Za-z0-9_]*")
