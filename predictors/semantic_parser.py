@@ -30,6 +30,7 @@ class SemanticParserPredictor(Predictor):
     def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192):
         super().__init__(archive, search, max_tokens)
         self.executor = archive_executor(archive)
+        self.anonymizer = getattr(self.model.grammar, "anonymizer", None)  # the "anonymized" grammar's
 
     def json_to_text(self, obj: dict[str, Any]) -> str:
         for key in ("question", "source", "sentence"):
@@ -39,7 +40,10 @@ class SemanticParserPredictor(Predictor):
 
     def to_json(self, example: Example, prediction: Any) -> dict[str, Any]:
         output = {"question": example.meta.get("question", " ".join(example.tokens)), "logical_form": str(prediction)}
-        if self.executor is not None:
+        unrestored = self.anonymizer.unrestored(str(prediction)) if self.anonymizer is not None else []
+        if self.executor is not None and unrestored:  # "stateid(e0)" would run, and answer nothing about anything
+            output["answer_error"] = f"the query has {', '.join(unrestored)} where no entity of the question fits"
+        elif self.executor is not None:
             try:
                 [denotation] = self.executor.execute([str(prediction)])
             except ToolkitError as error:  # no swipl: the logical form is still worth writing

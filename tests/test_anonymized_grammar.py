@@ -116,3 +116,26 @@ def test_raw_questions_in_answers_out(tmp_path, monkeypatch, capsys):
     assert "error" in records[1]
     for record in (records[0], records[2]):  # two epochs: the form may be wrong, but it is a real query, executed
         assert isinstance(record.get("answer", []), list) and ("answer" in record) != ("answer_error" in record)
+
+
+def test_a_query_with_an_unrestored_placeholder_is_an_answer_error_not_an_empty_answer(parts):
+    """``_stateid ( e0 )`` for "houston" runs in Prolog and finds nothing; the predictor says why instead."""
+    from predictors.semantic_parser import SemanticParserPredictor
+
+    reader, grammar, _ = parts
+    question = reader.text_to_example("How long is the Mississippi River?")
+    state = grammar.initial_state(question)
+    for symbol in "_const ( B , _cityid ( e0 , _ ) )".split() + [EOS]:  # a river under the city constructor
+        state = state.apply(symbol)
+    assert grammar.anonymizer.unrestored(state.result()) == ["e0"]
+    assert grammar.anonymizer.unrestored("_const ( B , _riverid ( mississippi ) )") == []
+
+    class NeverRun:
+        def execute(self, forms):
+            raise AssertionError("an unrestored query must not be run")
+
+    predictor = object.__new__(SemanticParserPredictor)
+    predictor.executor, predictor.anonymizer = NeverRun(), grammar.anonymizer
+    output = predictor.to_json(question, state.result())
+    assert output["question"] == "How long is the Mississippi River?" and "answer" not in output
+    assert output["answer_error"] == "the query has e0 where no entity of the question fits"

@@ -91,6 +91,10 @@ class Anonymizer(Registrable):
         """Put the entities of *placeholders* (from ``anonymize(question)``) back into a predicted *logical_form*."""
         raise NotImplementedError
 
+    def unrestored(self, logical_form: str | Sequence[str]) -> list[str]:
+        """The placeholders a restored *logical_form* still has (``unknown: "keep"``): its answer would be about no entity."""
+        raise NotImplementedError
+
 
 @Anonymizer.register("geo_prolog")
 class GeoPrologAnonymizer(Anonymizer):
@@ -214,6 +218,11 @@ class GeoPrologAnonymizer(Anonymizer):
         if entity is None:
             return f"{token} ({mention.surface!r}) under {constructor}: it can be {', '.join(mention.types)}", ()
         return None, self.lexicon.spelling(entity)
+
+    def unrestored(self, logical_form: str | Sequence[str]) -> list[str]:
+        """See :class:`Anonymizer`."""
+        tokens = logical_form.split() if isinstance(logical_form, str) else list(logical_form)
+        return [tokens[index] for index in sorted(self._slots(tokens)) if self._placeholder.fullmatch(tokens[index])]
 
     @staticmethod
     def _slots(tokens: list[str]) -> dict[int, tuple[str, str]]:
