@@ -70,8 +70,10 @@ class Configuration(State):
         return not self.buffer and len(self.stack) == 1
 
     def result(self) -> DependencyTree:
-        """The tree built so far; a word never attached (decoding cut short) gets head 0 and relation ``_``."""
-        return DependencyTree(tuple(max(head, 0) for head in self.heads[1:]), self.labels[1:])
+        """The tree built so far, as the system reads it (:meth:`TransitionSystem.decoded`); a word never
+        attached (decoding cut short) gets head 0 and relation ``_``.
+        """
+        return self.system.decoded(DependencyTree(tuple(max(head, 0) for head in self.heads[1:]), self.labels[1:]))
 
     # ------------------------------------------------------------ used by the systems' transitions
 

@@ -25,8 +25,9 @@ from toolkit.grammars.grammar import Derivation, Grammar
 from transition_systems.actions import SHIFT, ValidActions, labeled_shift
 from transition_systems.configuration import NO_HEAD, Configuration
 from transition_systems.projectivity import children_of, is_projective, projectivize
+from transition_systems.pseudo_projective import lift, lower
 
-NonProjective = Literal["projectivize", "skip"]
+NonProjective = Literal["projectivize", "pseudo_projective", "skip"]
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,10 @@ class TransitionSystem(Grammar):
             actions.append(action)
         return actions, configurations
 
+    def decoded(self, tree: DependencyTree) -> DependencyTree:
+        """The tree a finished parse stands for (its configuration's arcs as they are, by default)."""
+        return tree
+
     def oracle_tree(self, example: Example) -> tuple[tuple[int, ...], tuple[str, ...]]:
         """The heads and relations the oracle derives: the target's, once checked."""
         tree = self.target(example)
@@ -251,8 +256,11 @@ class ProjectiveTransitionSystem(TransitionSystem):
     Args:
         non_projective: ``"projectivize"`` trains on the tree made projective by lifting
             (:func:`~transition_systems.projectivity.projectivize`; the lifted words' heads are
-            then wrong, which ``toolkit oracle`` shows as UAS below 1); ``"skip"`` leaves the
-            example out of training (:meth:`skips`), and the oracle refuses it.
+            then wrong, which ``toolkit oracle`` shows as UAS below 1); ``"pseudo_projective"``
+            lifts the same arcs but writes the original head's relation into the lifted word's
+            (``nsubj^acl``), and the parser's results are lowered back (Nivre & Nilsson, 2005;
+            :mod:`transition_systems.pseudo_projective`), so it predicts non-projective trees;
+            ``"skip"`` leaves the example out of training (:meth:`skips`), and the oracle refuses it.
     """
 
     def __init__(
@@ -263,8 +271,8 @@ class ProjectiveTransitionSystem(TransitionSystem):
         labeled_shift_words: int = 0,
         shift_words: list[str] | None = None,
     ) -> None:
-        if non_projective not in ("projectivize", "skip"):
-            raise ConfigurationError(f"must be 'projectivize' or 'skip', got {non_projective!r}", key="non_projective")
+        if non_projective not in ("projectivize", "pseudo_projective", "skip"):
+            raise ConfigurationError(f"must be 'projectivize', 'pseudo_projective' or 'skip', got {non_projective!r}", key="non_projective")
         super().__init__(root_label, single_root, labeled_shift_words, shift_words)
         self.non_projective = non_projective
 
@@ -274,7 +282,18 @@ class ProjectiveTransitionSystem(TransitionSystem):
             return heads, labels
         if self.non_projective == "skip":
             self._refuse(example, f"a non-projective tree, which {self.name} cannot build (grammar.non_projective is 'skip')")
+        if self.non_projective == "pseudo_projective":
+            try:
+                return lift(heads, labels)
+            except ValueError as error:
+                self._refuse(example, f"cannot encode this tree pseudo-projectively: {error}")
         return projectivize(heads)[0], labels
+
+    def decoded(self, tree: DependencyTree) -> DependencyTree:
+        if self.non_projective != "pseudo_projective":
+            return tree
+        heads, deprels = lower(tree.heads, tree.deprels)
+        return DependencyTree(heads, deprels)
 
     def skips(self, example: Example) -> bool:
         return self.non_projective == "skip" and not is_projective(self.target(example).heads)
