@@ -72,11 +72,12 @@ def test_configuration_errors_name_the_key():
         StateMlpDecoder(8, stack=-1)
 
 
-def test_the_fast_ewt_configs_build():
-    """ud_ewt_state_mlp.jsonnet builds (vocabulary from three sentences) and parses to a tree."""
+@pytest.mark.parametrize("config", ["ud_ewt_state_mlp", "ud_ewt_state_mlp_hashed"])
+def test_the_fast_ewt_configs_build(config):
+    """The fast EWT configs build (vocabulary from three sentences) and parse to a tree."""
     from toolkit.models.model import Model
 
-    params = Params.from_file(str(FIXTURES.parent.parent / "jsonnet_configs" / "ud_ewt_state_mlp.jsonnet"))
+    params = Params.from_file(str(FIXTURES.parent.parent / "jsonnet_configs" / f"{config}.jsonnet"))
     grammar = Grammar.from_params(params.pop("grammar"))
     model = Model.from_params(params.pop("model"), vocab=build_vocabulary([FISH, SWIM, BIRDS], grammar), grammar=grammar)
     assert isinstance(model.decoder, StateMlpDecoder) and (model.decoder.stack, model.decoder.buffer) == (3, 1)

@@ -10,8 +10,9 @@ import torch
 from tests.conftest import TINY_BERT_VOCABULARY as VOCABULARY
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError
-from toolkit.modules.token_embedders import CharacterEmbedder, ScalarMix, TokenEmbedder
+from toolkit.modules.token_embedders import CharacterEmbedder, HashedFeaturesEmbedder, ScalarMix, TokenEmbedder
 from toolkit.modules.token_embedders.characters import character_ids
+from toolkit.modules.token_embedders.hashed_features import word_shape
 from toolkit.training.trainer import caching_in_eval
 
 ID = {piece: i for i, piece in enumerate(VOCABULARY)}
@@ -334,3 +335,46 @@ def test_characters_give_one_batch_invariant_vector_per_word(encoder):
 def test_a_size_or_rate_out_of_range_names_its_key_before_anything_is_built(config, message):
     with pytest.raises(ConfigurationError, match=f"^{message}$"):
         TokenEmbedder.from_params(config)
+
+
+# ------------------------------------------------------------------ hashed spelling features
+
+
+def test_word_shapes_cut_long_runs_of_one_kind():
+    assert [word_shape(word) for word in ("Paris", "2019", "U.S.", "can't", "COVID-19", "")] == ["Xxxxx", "dddd", "X.X.", "xxx'x", "XXXX-dd", ""]
+
+
+def test_hashed_features_share_rows_where_spellings_share_features():
+    module = TokenEmbedder.from_params({"type": "hashed_features", "width": 4, "hashes": 2})
+    assert isinstance(module, HashedFeaturesEmbedder) and module.get_output_dim() == 16
+    walking, talking, Walking = (module.word_rows(word) for word in ("walking", "talking", "Walking"))
+    assert len(walking) == 8  # 4 features x 2 hashes
+    assert walking[4:6] == talking[4:6] and walking[6:] == talking[6:]  # suffix "ing" and shape "xxxx": shared
+    assert walking[:2] != talking[:2]  # norms differ
+    assert Walking[:6] == walking[:6] and Walking[6:] != walking[6:]  # case changes only the shape
+    assert walking == TokenEmbedder.from_params({"type": "hashed_features", "width": 8}).word_rows("walking")  # CRC-32: no process salt
+    assert all(0 <= row < size for row, size in zip(walking, [5000, 5000, 1000, 1000, 2500, 2500, 2500, 2500]))
+
+
+def test_hashed_features_give_one_batch_invariant_vector_per_word():
+    torch.manual_seed(0)
+    module = TokenEmbedder.from_params({"type": "hashed_features", "rows": {"suffix": 50, "shape": 20}, "width": 3})
+    assert module.get_output_dim() == 6
+    short, long = ["a", "dog"], ["Extraordinarily", "long", "words", "x"]
+    batch = embed(module, short, long)
+    assert batch.shape == (2, 4, 6) and (batch[0, 2:] == 0).all()
+    torch.testing.assert_close(batch[0, :2], embed(module, short)[0])
+    torch.testing.assert_close(batch[1], embed(module, long)[0])
+    first, second, shape_first, shape_second = module.word_rows("dog")  # suffix "dog" twice, shape "xxx" twice
+    table = module.embedding.weight
+    expected = torch.cat([table[first] + table[second], table[50 + shape_first] + table[50 + shape_second]])  # shapes after the 50 suffix rows
+    torch.testing.assert_close(batch[0, 1], expected)
+    batch.sum().backward()
+    assert module.embedding.weight.grad.abs().sum() > 0
+
+
+def test_hashed_features_refuse_unknown_features_by_key():
+    with pytest.raises(ConfigurationError, match=r"^rows: unknown features \['lemma'\]"):
+        TokenEmbedder.from_params({"type": "hashed_features", "rows": {"lemma": 10}})
+    with pytest.raises(ConfigurationError, match=r"^rows: needs at least one feature"):
+        TokenEmbedder.from_params({"type": "hashed_features", "rows": {"norm": 0}})

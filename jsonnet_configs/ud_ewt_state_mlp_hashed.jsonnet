@@ -1,0 +1,13 @@
+// The fast dependency parser (ud_ewt_state_mlp.jsonnet) reading each word's spelling as well:
+// hashed embeddings of its lower-cased form, first letter, last three letters and shape
+// (spaCy's MultiHashEmbed; token embedder 'hashed_features'), beside the word embedding, so an
+// unknown word still has its suffix and shape. Non-projective trees are parsed pseudo-projectively
+// (Nivre & Nilsson, 2005): the parser can predict crossing arcs.
+//
+//   toolkit train jsonnet_configs/ud_ewt_state_mlp_hashed.jsonnet -s runs/ewt_state_mlp_hashed -o '{"trainer.max_minutes": 60}'
+local base = import 'ud_ewt_state_mlp.jsonnet';
+
+base {
+  grammar+: { non_projective: 'pseudo_projective' },
+  model+: { token_embedders: { spelling: { type: 'hashed_features', width: 64, dropout: 0.1 } } },
+}
