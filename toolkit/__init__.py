@@ -32,6 +32,7 @@ def load_predictor(
     beam_size: int | None = None,
     include_package: str | Sequence[str] = (),
     ensemble: Sequence[str | Path] = (),
+    quantize: str | None = None,
 ) -> Predictor:
     """The predictor of a ``model.tar.gz`` (or a training directory), ready for ``predict(text)``.
 
@@ -40,7 +41,8 @@ def load_predictor(
     search with a beam of that size; *include_package* (one name or several) imports plugin packages first, as
     ``--include-package`` does (archives import the plugins they record by themselves); *ensemble*
     names more archives of the same grammar and data to decode with, averaging their predictions
-    (:mod:`toolkit.models.ensemble`).
+    (:mod:`toolkit.models.ensemble`); *quantize* ``"int8"`` quantizes the models' Linear layers for
+    the CPU (:mod:`toolkit.quantization`).
     """
     from predictors.predictor import Predictor, describe
     from toolkit.decoding import BeamSearch
@@ -56,6 +58,6 @@ def load_predictor(
     import_plugins((include_package,) if isinstance(include_package, str) else tuple(include_package))  # one name, not its letters
     if isinstance(ensemble, (str, os.PathLike)) or not all(isinstance(path, (str, os.PathLike)) for path in ensemble):
         raise TypeError(f"load_predictor's ensemble is a list of archive paths, not {describe(ensemble)}")
-    loaded = load_ensemble([archive, *ensemble], resolve_device(device, "device"))
+    loaded = load_ensemble([archive, *ensemble], resolve_device(device, "device"), quantize)
     name = predictor or loaded.model.grammar.default_predictor
     return Predictor.by_name(name)(loaded, search=search)

@@ -34,6 +34,12 @@ ensemble_option = click.option(
     help="Decode with this archive too (same grammar and data), averaging the models' predictions; repeatable.",
 )
 beam_option = click.option("--beam-size", type=click.IntRange(min=1), default=None, help="Beam search with this beam (default: the model's search).")
+quantize_option = click.option(
+    "--quantize",
+    type=click.Choice(["int8"]),
+    default=None,
+    help="Quantize the models' Linear layers to int8 for the CPU (dynamic quantization; outputs can change slightly).",
+)
 guided_option = click.option(
     "--execution-guided",
     is_flag=True,
@@ -85,11 +91,11 @@ def _guided(search, archive):
     return search.guided_by(executor)
 
 
-def _load(archive: str, device: str, ensemble: tuple[str, ...] = ()):
+def _load(archive: str, device: str, ensemble: tuple[str, ...] = (), quantize: str | None = None):
     from toolkit.device import resolve_device
     from toolkit.models.ensemble import load_ensemble
 
-    return load_ensemble([archive, *ensemble], resolve_device(device, "--device"))
+    return load_ensemble([archive, *ensemble], resolve_device(device, "--device"), quantize)
 
 
 class ReaderGone(Exception):
@@ -147,6 +153,7 @@ def train(config: str, serialization_dir: str, overrides: tuple[str, ...], recov
 @guided_option
 @ensemble_option
 @device_option
+@quantize_option
 @include_option
 def evaluate(
     archive: str,
@@ -157,6 +164,7 @@ def evaluate(
     execution_guided: bool,
     ensemble: tuple[str, ...],
     device: str,
+    quantize: str | None,
     include: tuple[str, ...],
 ) -> None:
     """Score ARCHIVE on DATA; prints the metrics as one JSON object.
@@ -172,7 +180,7 @@ def evaluate(
     if output_file:
         check_writable(output_file, [data, archive, *ensemble])  # before the decoding, not after it
     _setup(include)
-    loaded = _load(archive, device, ensemble)
+    loaded = _load(archive, device, ensemble, quantize)
     search = _guided(_search(beam_size), loaded) if execution_guided else _search(beam_size)
     extras = [(name, Metric.by_name(name)()) for name in extra_metrics]
     examples = loaded.dataset_reader.read(data, whole=True)
@@ -202,6 +210,7 @@ def evaluate(
 @guided_option
 @ensemble_option
 @device_option
+@quantize_option
 @include_option
 def predict(
     archive: str,
@@ -213,6 +222,7 @@ def predict(
     execution_guided: bool,
     ensemble: tuple[str, ...],
     device: str,
+    quantize: str | None,
     include: tuple[str, ...],
 ) -> None:
     """Parse each line of INPUT (plain text or JSON; - for stdin); one JSON line out per line in.
@@ -224,7 +234,7 @@ def predict(
 
     if output_file:
         check_writable(output_file, [input_file, archive, *ensemble])
-    runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include, ensemble=ensemble)
+    runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include, ensemble=ensemble, quantize=quantize)
     if execution_guided:
         runner.search = _guided(runner.search, runner.archive)
     with input_lines(input_file) as lines, writing_output(output_file) as sink:
@@ -261,6 +271,7 @@ def predict(
 @beam_option
 @ensemble_option
 @device_option
+@quantize_option
 @include_option
 def serve(
     archive: str,
@@ -275,6 +286,7 @@ def serve(
     beam_size: int | None,
     ensemble: tuple[str, ...],
     device: str,
+    quantize: str | None,
     include: tuple[str, ...],
 ) -> None:
     """Serve ARCHIVE over HTTP: a JSON API (/predict, /draw, /health, /info) and a page at / that draws the parse."""
@@ -284,7 +296,7 @@ def serve(
 
     sock = listen(host, port)
     require_serve_extra()
-    runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include, ensemble=ensemble)
+    runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include, ensemble=ensemble, quantize=quantize)
     run_server(
         runner,
         predictor or runner.model.grammar.default_predictor,

@@ -135,9 +135,15 @@ def ensemble_archive(archives: Sequence[Archive], names: Sequence[str]) -> Archi
     return Archive(model, first.config, first.dataset_reader, first.metrics, first.training_metrics, plugins)
 
 
-def load_ensemble(paths: Sequence[str | Path], device: str | torch.device = "cpu") -> Archive:
-    """The archive at ``paths[0]``, decoding together with those at the others when there are any."""
+def load_ensemble(paths: Sequence[str | Path], device: str | torch.device = "cpu", quantize: str | None = None) -> Archive:
+    """The archive at ``paths[0]``, decoding together with those at the others when there are any;
+    each model quantized for the CPU with *quantize* (:mod:`toolkit.quantization`).
+    """
+    from toolkit.quantization import quantize as quantized
+
     archives = [load_archive(path, device) for path in paths]
+    for archive in archives:
+        quantized(archive.model, quantize)
     if len(archives) == 1:
         return archives[0]
     ensemble = ensemble_archive(archives, [str(path) for path in paths])
