@@ -13,11 +13,13 @@
    process. spaCy runs only its ``tok2vec`` and ``parser``; the spaCy row is skipped, with a
    message, when spaCy or the model is not installed. With ``--plain``, a Transformer over actions
    of a Stack-Transformer's size without the stack/buffer heads (untrained) runs too, to show what
-   the masks cost.
+   the masks cost. With ``--quantize``, each archive runs a second time with its Linear layers
+   quantized to int8 (``--quantize int8``, :mod:`toolkit.quantization`); ``toolkit evaluate ARCHIVE
+   TEST --quantize int8`` gives its accuracy.
 
     python benchmarks/dependency_speed.py [--data DATA_ROOT/ud-english-ewt/en_ewt-ud-dev.conllu]
         [--sentences 300] [--config CONFIG ...] [--archive runs/ewt/model.tar.gz ...] [-o OVERRIDES]
-        [--beam-size 5] [--threads 2] [--repeats 2] [--plain] [--oracle-only]
+        [--beam-size 5] [--threads 2] [--repeats 2] [--plain] [--quantize] [--oracle-only]
 
 Speed is only ever compared within this one run; ratios are what to quote.
 """
@@ -83,11 +85,14 @@ def untrained_model(config: dict, examples: list[Example], plain: bool = False) 
 def build_models(args, examples: list[Example]) -> dict[str, Model]:
     """The parsers to time, by name: each archive's, or each config's untrained (and with ``--plain``, without its masks)."""
     from toolkit.archive import load_archive
+    from toolkit.quantization import quantize
 
     models = {}
     for path in args.archive or []:
         archive = load_archive(path, "cpu")
         models[f"{Path(path).parent.name} (archive)"] = archive.model
+        if args.quantize:
+            models[f"{Path(path).parent.name} (archive, int8)"] = quantize(load_archive(path, "cpu").model, "int8")
         if args.plain and archive.config["model"]["decoder"].get("type") == "stack_transformer":
             models[f"{Path(path).parent.name}: Transformer over actions, no masks (untrained)"] = untrained_model(archive.config, examples, plain=True)
     for path in args.config or ([] if args.archive else DEFAULT_CONFIGS):
@@ -145,6 +150,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=8192, help="source tokens per decoding batch")
     parser.add_argument("--threads", type=int, default=2, help="torch threads (use 1 on a loaded machine)")
     parser.add_argument("--repeats", type=int, default=2, help="rounds of parsing, the parsers alternating")
+    parser.add_argument("--quantize", action="store_true", help="also time each archive with its Linear layers quantized to int8")
     parser.add_argument("--oracle-only", action="store_true", help="print the oracle table only")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
