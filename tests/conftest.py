@@ -160,6 +160,33 @@ def seq2seq_archive(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def geo_raw_archive(tmp_path_factory) -> Path:
+    """A seconds-sized raw-question GEO parser (60 geo-raw training questions, 2 epochs, entities
+    anonymized) whose denotation metric carries the Geobase executor; its 20 test questions are
+    ``test.tsv`` beside the run directory.
+    """
+    import json
+
+    require_swipl()
+    raw = data_root() / "geo-raw"
+    if not (raw / "geo_prolog_train.tsv").exists():
+        pytest.skip(f"geo-raw not found at {raw}")
+    directory = tmp_path_factory.mktemp("geo_raw_run")
+    lines = (raw / "geo_prolog_train.tsv").read_text(encoding="utf-8").splitlines()
+    (directory / "train.tsv").write_text("\n".join(lines[:60]) + "\n", encoding="utf-8")
+    (directory / "test.tsv").write_text("\n".join(lines[60:80]) + "\n", encoding="utf-8")
+    anonymizer = {"type": "geo_prolog", "finder": {"type": "lexicon", "lexicon": {"path": str(raw / "geo_entities.json")}}, "unknown": "keep"}
+    overrides = {
+        "dataset_reader": {"type": "tsv", "anonymizer": anonymizer},
+        "grammar": {"type": "anonymized", "anonymizer": anonymizer, "grammar": {"type": "sequence", "max_length": 60}},
+        "metrics": [{"type": "exact_match"}, {"type": "denotation_accuracy", "executor": {"type": "geoquery_prolog", "database": str(raw)}}],
+        "trainer.validation_metric": "+denotation_accuracy",
+        "trainer.num_epochs": 2,
+    }
+    return train_archive(FIXTURES / "tiny_seq2seq.jsonnet", directory / "run", directory / "train.tsv", directory / "test.tsv", "-o", json.dumps(overrides))
+
+
+@pytest.fixture(scope="session")
 def dependency_archive(ewt, tmp_path_factory) -> Path:
     """A seconds-sized Stack-Transformer (labeled SHIFT, non-projective trees skipped) on the EWT slice."""
     import json

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import FIXTURES, data_root, require_swipl, run, train_archive
+from tests.conftest import run
 from toolkit.data.dataset_readers import TsvReader
 from toolkit.data.symbols import EOS
 from toolkit.entities.anonymizer import GeoPrologAnonymizer
@@ -87,25 +87,10 @@ def test_a_placeholder_the_question_lacks_stays_a_placeholder(parts):
     assert state.result() == "_const ( B , _stateid ( e1 ) )"  # it fails to execute, and scores as wrong
 
 
-def test_raw_questions_in_answers_out(tmp_path, monkeypatch, capsys):
-    """End to end on a GEO slice: train a seconds-sized parser on raw questions, then ask it in the user's own spelling."""
-    require_swipl()
-    raw = data_root() / "geo-raw"
-    if not (raw / "geo_prolog_train.tsv").exists():
-        pytest.skip(f"geo-raw not found at {raw}")
-    lines = (raw / "geo_prolog_train.tsv").read_text(encoding="utf-8").splitlines()
-    (tmp_path / "train.tsv").write_text("\n".join(lines[:60]) + "\n", encoding="utf-8")
-    (tmp_path / "test.tsv").write_text("\n".join(lines[60:70]) + "\n", encoding="utf-8")
-    anonymizer = {"type": "geo_prolog", "finder": {"type": "lexicon", "lexicon": {"path": str(raw / "geo_entities.json")}}, "unknown": "keep"}
-    overrides = {
-        "dataset_reader": {"type": "tsv", "anonymizer": anonymizer},
-        "grammar": {"type": "anonymized", "anonymizer": anonymizer, "grammar": {"type": "sequence", "max_length": 60}},
-        "metrics": [{"type": "exact_match"}, {"type": "denotation_accuracy", "executor": {"type": "geoquery_prolog", "database": str(raw)}}],
-        "trainer.validation_metric": "+denotation_accuracy",
-        "trainer.num_epochs": 2,
-    }
-    archive = train_archive(FIXTURES / "tiny_seq2seq.jsonnet", tmp_path / "run", tmp_path / "train.tsv", tmp_path / "test.tsv", "-o", json.dumps(overrides))
-    assert "test_denotation_accuracy" in json.loads((tmp_path / "run" / "metrics.json").read_text())
+def test_raw_questions_in_answers_out(geo_raw_archive, tmp_path, monkeypatch, capsys):
+    """End to end on a GEO slice: a seconds-sized parser trained on raw questions, asked in the user's own spelling."""
+    archive = geo_raw_archive
+    assert "test_denotation_accuracy" in json.loads((archive.parent / "metrics.json").read_text())
     capsys.readouterr()  # training's output
     questions = tmp_path / "questions.txt"
     questions.write_text("What is the capital of Texas?\n\nhow long is the Rio Grande ?\n", encoding="utf-8")

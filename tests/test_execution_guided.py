@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from tests.conftest import FIXTURES, data_root, require_swipl, run, train_archive
+from tests.conftest import run
 from tests.test_search import SENTENCES, tiny_model
 from toolkit.cli import _guided
 from toolkit.data.example import Example
@@ -155,27 +155,13 @@ def test_the_cli_flag_needs_an_executor_and_a_beam():
     assert search.beam_size == 2 and isinstance(search.execution_guided, FakeExecutor)
 
 
-def test_evaluate_and_predict_guided_end_to_end(tmp_path, monkeypatch, capsys, caplog):
+def test_evaluate_and_predict_guided_end_to_end(geo_raw_archive, tmp_path, monkeypatch, capsys, caplog):
     """A seconds-sized parser on a geo-raw slice: guidance only ever trades a failing form for one that answers."""
-    require_swipl()
-    raw = data_root() / "geo-raw"
-    if not (raw / "geo_prolog_train.tsv").exists():
-        pytest.skip(f"geo-raw not found at {raw}")
-    lines = (raw / "geo_prolog_train.tsv").read_text(encoding="utf-8").splitlines()
-    (tmp_path / "train.tsv").write_text("\n".join(lines[:60]) + "\n", encoding="utf-8")
-    (tmp_path / "test.tsv").write_text("\n".join(lines[60:80]) + "\n", encoding="utf-8")
-    anonymizer = {"type": "geo_prolog", "finder": {"type": "lexicon", "lexicon": {"path": str(raw / "geo_entities.json")}}, "unknown": "keep"}
-    overrides = {
-        "dataset_reader": {"type": "tsv", "anonymizer": anonymizer},
-        "grammar": {"type": "anonymized", "anonymizer": anonymizer, "grammar": {"type": "sequence", "max_length": 60}},
-        "metrics": [{"type": "exact_match"}, {"type": "denotation_accuracy", "executor": {"type": "geoquery_prolog", "database": str(raw)}}],
-        "trainer.num_epochs": 2,
-    }
-    archive = train_archive(FIXTURES / "tiny_seq2seq.jsonnet", tmp_path / "run", tmp_path / "train.tsv", tmp_path / "test.tsv", "-o", json.dumps(overrides))
+    archive = geo_raw_archive
     capsys.readouterr()  # training's output
     scores = {}
     for flags in ((), ("--execution-guided",)):
-        code, out, err = run(monkeypatch, capsys, "evaluate", archive, tmp_path / "test.tsv", "--beam-size", "4", "--device", "cpu", *flags)
+        code, out, err = run(monkeypatch, capsys, "evaluate", archive, archive.parent.parent / "test.tsv", "--beam-size", "4", "--device", "cpu", *flags)
         assert code == 0, err
         scores[flags] = json.loads(out)
     plain, guided_scores = scores[()], scores[("--execution-guided",)]

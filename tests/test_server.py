@@ -14,8 +14,6 @@ from typing import ClassVar
 
 import pytest
 
-from tests.conftest import require_swipl
-
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
@@ -348,30 +346,6 @@ def test_logical_forms_in_either_notation_and_long_answer_lists():
     assert answer_line({"answer_error": no_swipl}) == {"ok": False, "label": "No answer", "text": no_swipl}
     detailed = answer_line({"answer_error": "error: Unknown procedure: _capitol/1"})["text"]
     assert detailed.startswith("the query could not run (") and detailed.endswith("): Unknown procedure: _capitol/1")
-
-
-@pytest.fixture(scope="module")
-def geo_raw_archive(tmp_path_factory):
-    """A seconds-sized raw-question GEO parser whose denotation metric carries the Geobase executor (as tests/test_anonymized_grammar.py trains it)."""
-    from tests.conftest import FIXTURES, data_root, train_archive
-
-    require_swipl()
-    raw = data_root() / "geo-raw"
-    if not (raw / "geo_prolog_train.tsv").exists():
-        pytest.skip(f"geo-raw not found at {raw}")
-    directory = tmp_path_factory.mktemp("geo_raw_run")
-    lines = (raw / "geo_prolog_train.tsv").read_text(encoding="utf-8").splitlines()
-    (directory / "train.tsv").write_text("\n".join(lines[:60]) + "\n", encoding="utf-8")
-    (directory / "test.tsv").write_text("\n".join(lines[60:70]) + "\n", encoding="utf-8")
-    anonymizer = {"type": "geo_prolog", "finder": {"type": "lexicon", "lexicon": {"path": str(raw / "geo_entities.json")}}, "unknown": "keep"}
-    overrides = {
-        "dataset_reader": {"type": "tsv", "anonymizer": anonymizer},
-        "grammar": {"type": "anonymized", "anonymizer": anonymizer, "grammar": {"type": "sequence", "max_length": 60}},
-        "metrics": [{"type": "exact_match"}, {"type": "denotation_accuracy", "executor": {"type": "geoquery_prolog", "database": str(raw)}}],
-        "trainer.validation_metric": "+denotation_accuracy",
-        "trainer.num_epochs": 2,
-    }
-    return train_archive(FIXTURES / "tiny_seq2seq.jsonnet", directory / "run", directory / "train.tsv", directory / "test.tsv", "-o", json.dumps(overrides))
 
 
 def test_a_geo_parser_with_an_executor_answers_under_its_tree(geo_raw_archive):
