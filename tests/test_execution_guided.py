@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from tests.conftest import run
-from tests.test_search import SENTENCES, tiny_model
+from tests.test_search import SENTENCES, end_or_go_on_model, tiny_model
 from toolkit.cli import _guided
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import Vocabulary
@@ -114,15 +114,7 @@ def test_the_guided_copy_leaves_the_model_s_search_as_it_was():
 
 def test_guidance_decodes_past_the_best_hypothesis_unless_told_to_stop_early():
     """Every step: end with p = 0.6, go on with '(' with p = 0.4. The empty output is best and fails to execute."""
-    model = tiny_model(SequenceGrammar(max_length=30))
-    end, go_on = model.target_ids[Vocabulary.EOS], model.target_ids["("]
-
-    def fixed_step(prefix, context, states):
-        log_probs = torch.full((prefix.size(0), len(model.target_tokens)), float("-inf"))
-        log_probs[:, end], log_probs[:, go_on] = torch.tensor(0.6).log(), torch.tensor(0.4).log()
-        return log_probs, context
-
-    model.decode_step = fixed_step
+    model = end_or_go_on_model()
     example = [Example(SENTENCES[0])]
     assert model.predict(example, BeamSearch(beam_size=3, length_penalty=0.0)) == [""]  # unguided, it stops at once
     assert model.predict(example, BeamSearch(beam_size=3, length_penalty=0.0).guided_by(FakeExecutor(failing=[""]))) == ["("]

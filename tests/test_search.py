@@ -144,8 +144,8 @@ def test_early_stopping_keeps_the_raw_score_winner_and_saves_steps(seed):
     assert calls[0] <= exhaustive_steps
 
 
-def test_early_stopping_ends_when_the_best_hypothesis_is_finished():
-    """Every step: end with p = 0.6, go on with '(' with p = 0.4. The best hypothesis ends at once."""
+def end_or_go_on_model():
+    """A tiny model whose every step ends with p = 0.6 or goes on with '(' with p = 0.4: its best output is the empty one."""
     model = tiny_model(SequenceGrammar(max_length=30))
     end, go_on = model.target_ids[Vocabulary.EOS], model.target_ids["("]
 
@@ -155,6 +155,12 @@ def test_early_stopping_ends_when_the_best_hypothesis_is_finished():
         return log_probs, context
 
     model.decode_step = fixed_step
+    return model
+
+
+def test_early_stopping_ends_when_the_best_hypothesis_is_finished():
+    """Every step: end with p = 0.6, go on with '(' with p = 0.4. The best hypothesis ends at once."""
+    model = end_or_go_on_model()
     calls = count_steps(model)
     assert model.predict(examples()[:1], BeamSearch(beam_size=3, length_penalty=0.0)) == [""]
     assert calls[0] == 1  # the empty output finished first and no open hypothesis can beat it
