@@ -11,7 +11,7 @@ import torch
 
 from tests.conftest import run
 from tests.test_search import SENTENCES, end_or_go_on_model, tiny_model
-from toolkit.cli import _guided
+from toolkit.cli_options import guided as cli_guided
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import Vocabulary
 from toolkit.decoding import BeamSearch, GreedySearch, Search
@@ -139,11 +139,11 @@ def test_a_config_turns_it_on():
 def test_the_cli_flag_needs_an_executor_and_a_beam():
     no_executor = SimpleNamespace(metrics=[Metric.by_name("exact_match")()], model=SimpleNamespace(search=BeamSearch()))
     with pytest.raises(ConfigurationError, match=r"^--execution-guided needs an executor, and this archive has none"):
-        _guided(None, no_executor)
+        cli_guided(None, no_executor)
     greedy = SimpleNamespace(metrics=[Metric.by_name("denotation_accuracy")(FakeExecutor())], model=SimpleNamespace(search=GreedySearch()))
     with pytest.raises(ConfigurationError, match="give --beam-size K"):
-        _guided(None, greedy)
-    search = _guided(BeamSearch(beam_size=2), greedy)
+        cli_guided(None, greedy)
+    search = cli_guided(BeamSearch(beam_size=2), greedy)
     assert search.beam_size == 2 and isinstance(search.execution_guided, FakeExecutor)
 
 

@@ -11,91 +11,20 @@ import sys
 
 import click
 
-from toolkit.errors import ConfigurationError, ToolkitError
-
-include_option = click.option("--include-package", "include", multiple=True, metavar="PACKAGE", help="Import PACKAGE to register its components (repeatable).")
-
-
-def checked_device(context: click.Context, parameter: click.Parameter, name: str) -> str:
-    """*name* once it names a device this machine has (``--device cuda`` without a GPU is one line, naming the option)."""
-    from toolkit.device import resolve_device
-
-    resolve_device(name, "--device")
-    return name
-
-
-device_option = click.option("--device", default="auto", show_default=True, callback=checked_device, help="cpu, cuda, cuda:N or auto.")
-ensemble_option = click.option(
-    "--ensemble",
-    "ensemble",
-    multiple=True,
-    type=click.Path(),
-    metavar="ARCHIVE",
-    help="Decode with this archive too (same grammar and data), averaging the models' predictions; repeatable.",
+from toolkit.cli_options import (
+    beam_option,
+    config_params,
+    device_option,
+    ensemble_option,
+    guided,
+    guided_option,
+    import_packages,
+    include_option,
+    load_archives,
+    quantize_option,
+    search_of_size,
 )
-beam_option = click.option("--beam-size", type=click.IntRange(min=1), default=None, help="Beam search with this beam (default: the model's search).")
-quantize_option = click.option(
-    "--quantize",
-    type=click.Choice(["int8"]),
-    default=None,
-    help="Quantize the models' Linear layers to int8 for the CPU (dynamic quantization; outputs can change slightly).",
-)
-guided_option = click.option(
-    "--execution-guided",
-    is_flag=True,
-    help="Take each input's best beam hypothesis whose form runs and answers something (the executor of the archive's denotation_accuracy metric).",
-)
-
-
-def _setup(include: tuple[str, ...]) -> None:
-    from toolkit.plugins import import_plugins
-
-    import_plugins(include)
-
-
-def _params(config: str, overrides: tuple[str, ...]):
-    """The config with every ``-o`` merged in order (later ones win; a changed ``type`` replaces its object).
-
-    An empty ``-o`` (``-o "$EXTRA"`` with nothing in ``EXTRA``) overrides nothing, as in ``Params.from_file``.
-    """
-    from toolkit.params import Params, evaluate_jsonnet, merge, unflatten
-    from toolkit.registrable import keys_taken
-
-    combined: dict = {}
-    for override in filter(str.strip, overrides):
-        try:
-            combined = merge(combined, unflatten(evaluate_jsonnet(override)), keys_taken)
-        except ConfigurationError as error:
-            shown = override if len(override) <= 60 or not override.lstrip().startswith(("{", "[")) else override[:57] + "..."  # a snippet, not a path
-            raise ConfigurationError(f"-o {shown!r}: {error}") from None
-    return Params.from_file(config, combined, keys_of=keys_taken)
-
-
-def _search(beam_size: int | None):
-    from toolkit.decoding import BeamSearch
-
-    return BeamSearch.of_size(beam_size)
-
-
-def _guided(search, archive):
-    """*search* (or the model's own, a beam) guided by the executor of *archive*'s execution metric."""
-    from predictors.semantic_parser import archive_executor
-    from toolkit.decoding import BeamSearch
-
-    executor = archive_executor(archive)
-    if executor is None:
-        raise ConfigurationError("--execution-guided needs an executor, and this archive has none (it has no denotation_accuracy metric)")
-    search = search or archive.model.search
-    if not isinstance(search, BeamSearch):
-        raise ConfigurationError(f"--execution-guided chooses among a beam's hypotheses, and the model's search is {type(search).__name__}: give --beam-size K")
-    return search.guided_by(executor)
-
-
-def _load(archive: str, device: str, ensemble: tuple[str, ...] = (), quantize: str | None = None):
-    from toolkit.device import resolve_device
-    from toolkit.models.ensemble import load_ensemble
-
-    return load_ensemble([archive, *ensemble], resolve_device(device, "--device"), quantize)
+from toolkit.errors import ToolkitError
 
 
 class ReaderGone(Exception):
@@ -137,8 +66,8 @@ def train(config: str, serialization_dir: str, overrides: tuple[str, ...], recov
     """Train the model CONFIG describes; writes SERIALIZATION_DIR/model.tar.gz."""
     from toolkit.training.train import train_model
 
-    _setup(include)
-    archive = train_model(_params(config, overrides), serialization_dir, recover=recover, force=force)
+    import_packages(include)
+    archive = train_model(config_params(config, overrides), serialization_dir, recover=recover, force=force)
     click.echo(str(archive))
 
 
@@ -179,9 +108,9 @@ def evaluate(
 
     if output_file:
         check_writable(output_file, [data, archive, *ensemble])  # before the decoding, not after it
-    _setup(include)
-    loaded = _load(archive, device, ensemble, quantize)
-    search = _guided(_search(beam_size), loaded) if execution_guided else _search(beam_size)
+    import_packages(include)
+    loaded = load_archives(archive, device, ensemble, quantize)
+    search = guided(search_of_size(beam_size), loaded) if execution_guided else search_of_size(beam_size)
     extras = [(name, Metric.by_name(name)()) for name in extra_metrics]
     examples = loaded.dataset_reader.read(data, whole=True)
     check_golds([*loaded.metrics, *(metric for _, metric in extras)], examples)  # before decoding
@@ -236,7 +165,7 @@ def predict(
         check_writable(output_file, [input_file, archive, *ensemble])
     runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include, ensemble=ensemble, quantize=quantize)
     if execution_guided:
-        runner.search = _guided(runner.search, runner.archive)
+        runner.search = guided(runner.search, runner.archive)
     with input_lines(input_file) as lines, writing_output(output_file) as sink:
         for line in runner.predict_lines(lines, batch_size):
             sink.write(line + "\n")
@@ -328,7 +257,7 @@ def visualize(archive: str, input_file: str, output_dir: str, max_sentences: int
     """
     from toolkit.visualization.command import visualize_archive
 
-    _setup(include)
+    import_packages(include)
     for path in visualize_archive(archive, input_file, output_dir, max_sentences, device, note=lambda message: click.echo(f"note: {message}", err=True)):
         click.echo(str(path))
 
@@ -349,8 +278,8 @@ def oracle(config: str, data: str, overrides: tuple[str, ...], include: tuple[st
     from toolkit.grammars.grammar import Grammar
     from toolkit.oracle import replay_oracle
 
-    _setup(include)
-    params = _params(config, overrides)
+    import_packages(include)
+    params = config_params(config, overrides)
     reader = DatasetReader.of_unseen_data(params)
     grammar = Grammar.from_params(params.pop_object("grammar", {}))
     examples = reader.read(data, whole=True)
@@ -366,7 +295,7 @@ def list_components(base: str | None, include: tuple[str, ...]) -> None:
     from toolkit.plugins import load_entry_point_plugins, origin
     from toolkit.registrable import registered_bases
 
-    _setup(include)
+    import_packages(include)
     load_entry_point_plugins()
     bases = registered_bases()
     if base is not None:

@@ -1,0 +1,91 @@
+"""What the `toolkit` commands share: their common options, and how they read a config, load
+archives and choose a search. Kept apart from :mod:`toolkit.cli`, which holds the commands themselves.
+"""
+
+import click
+
+from toolkit.errors import ConfigurationError
+
+include_option = click.option("--include-package", "include", multiple=True, metavar="PACKAGE", help="Import PACKAGE to register its components (repeatable).")
+
+
+def checked_device(context: click.Context, parameter: click.Parameter, name: str) -> str:
+    """*name* once it names a device this machine has (``--device cuda`` without a GPU is one line, naming the option)."""
+    from toolkit.device import resolve_device
+
+    resolve_device(name, "--device")
+    return name
+
+
+device_option = click.option("--device", default="auto", show_default=True, callback=checked_device, help="cpu, cuda, cuda:N or auto.")
+ensemble_option = click.option(
+    "--ensemble",
+    "ensemble",
+    multiple=True,
+    type=click.Path(),
+    metavar="ARCHIVE",
+    help="Decode with this archive too (same grammar and data), averaging the models' predictions; repeatable.",
+)
+beam_option = click.option("--beam-size", type=click.IntRange(min=1), default=None, help="Beam search with this beam (default: the model's search).")
+quantize_option = click.option(
+    "--quantize",
+    type=click.Choice(["int8"]),
+    default=None,
+    help="Quantize the models' Linear layers to int8 for the CPU (dynamic quantization; outputs can change slightly).",
+)
+guided_option = click.option(
+    "--execution-guided",
+    is_flag=True,
+    help="Take each input's best beam hypothesis whose form runs and answers something (the executor of the archive's denotation_accuracy metric).",
+)
+
+
+def import_packages(include: tuple[str, ...]) -> None:
+    from toolkit.plugins import import_plugins
+
+    import_plugins(include)
+
+
+def config_params(config: str, overrides: tuple[str, ...]):
+    """The config with every ``-o`` merged in order (later ones win; a changed ``type`` replaces its object).
+
+    An empty ``-o`` (``-o "$EXTRA"`` with nothing in ``EXTRA``) overrides nothing, as in ``Params.from_file``.
+    """
+    from toolkit.params import Params, evaluate_jsonnet, merge, unflatten
+    from toolkit.registrable import keys_taken
+
+    combined: dict = {}
+    for override in filter(str.strip, overrides):
+        try:
+            combined = merge(combined, unflatten(evaluate_jsonnet(override)), keys_taken)
+        except ConfigurationError as error:
+            shown = override if len(override) <= 60 or not override.lstrip().startswith(("{", "[")) else override[:57] + "..."  # a snippet, not a path
+            raise ConfigurationError(f"-o {shown!r}: {error}") from None
+    return Params.from_file(config, combined, keys_of=keys_taken)
+
+
+def search_of_size(beam_size: int | None):
+    from toolkit.decoding import BeamSearch
+
+    return BeamSearch.of_size(beam_size)
+
+
+def guided(search, archive):
+    """*search* (or the model's own, a beam) guided by the executor of *archive*'s execution metric."""
+    from predictors.semantic_parser import archive_executor
+    from toolkit.decoding import BeamSearch
+
+    executor = archive_executor(archive)
+    if executor is None:
+        raise ConfigurationError("--execution-guided needs an executor, and this archive has none (it has no denotation_accuracy metric)")
+    search = search or archive.model.search
+    if not isinstance(search, BeamSearch):
+        raise ConfigurationError(f"--execution-guided chooses among a beam's hypotheses, and the model's search is {type(search).__name__}: give --beam-size K")
+    return search.guided_by(executor)
+
+
+def load_archives(archive: str, device: str, ensemble: tuple[str, ...] = (), quantize: str | None = None):
+    from toolkit.device import resolve_device
+    from toolkit.models.ensemble import load_ensemble
+
+    return load_ensemble([archive, *ensemble], resolve_device(device, "--device"), quantize)
