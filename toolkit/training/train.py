@@ -5,7 +5,8 @@ The config's top level:
     dataset_reader         how to read the data files (e.g. {"type": "tsv"})
     validation_dataset_reader  optional: how to read validation, test and prediction inputs when
                            training's reader differs (it augments, e.g. data recombination)
-    train_data_path        required
+    train_data_path        required: a file, or a list of files read one after another (gold data
+                           and a teacher's silver trees, say)
     validation_data_path   optional: enables early stopping and best-checkpoint averaging
     test_data_path         optional: evaluated once after training, into metrics.json
     grammar                the output grammar (default {"type": "sequence"})
@@ -79,6 +80,15 @@ def build_vocabulary(
         counters[SOURCE].update(example.tokens)
         counters[TARGET].update(grammar.oracle(example))
     return Vocabulary(counters, min_count=min_count, max_size=max_size, namespace_aliases=namespace_aliases)
+
+
+def pop_paths(params: Params, key: str) -> list[str]:
+    """A required data path, or a non-empty list of them, as a list."""
+    value = params.pop(key)
+    paths = value if isinstance(value, list) else [value]
+    if not paths or not all(isinstance(path, str) for path in paths):
+        raise ConfigurationError(f"{params.path(key)}: expected a path or a non-empty list of paths, got {value!r}")
+    return paths
 
 
 def drop_skipped(grammar: Grammar, examples: Sequence[Example], split: str) -> list[Example]:
@@ -376,13 +386,13 @@ def _train(
     reader = DatasetReader.from_params(params.pop_object("dataset_reader"))
     validation_params = params.pop_object("validation_dataset_reader", None)
     validation_reader = DatasetReader.from_params(validation_params) if validation_params is not None else reader
-    train_path = params.pop_str("train_data_path")
+    train_paths = pop_paths(params, "train_data_path")
     validation_path = params.pop_str("validation_data_path", None)
     test_path = params.pop_str("test_data_path", None)
     cache_directory = params.pop_str("cache_directory", None) or os.environ.get("TOOLKIT_CACHE_DIR") or None
     grammar = Grammar.from_params(params.pop_object("grammar", {}))
 
-    train_examples = reader.read(train_path)
+    train_examples = [example for path in train_paths for example in reader.read(path)]
     validation_examples = validation_reader.read(validation_path) if validation_path else None
     test_examples = validation_reader.read(test_path) if test_path else None  # read now: a bad file must not wait for the end of training
     logger.info("read %d training and %d validation examples", len(train_examples), len(validation_examples or []))
@@ -426,7 +436,7 @@ def _train(
 
     start = time.perf_counter()
     inputs = [module.inputs_source() for module in model.modules() if isinstance(module, TokenEmbedder)]
-    key = cache_key(config, train_path, inputs=inputs) if cache_directory else ""
+    key = cache_key(config, *train_paths, inputs=inputs) if cache_directory else ""
     train_data = cached(cache_directory, key, lambda: [model.index(example) for example in train_examples], write=distributed.is_main)
     weights, history = trainer.train(
         model,

@@ -49,6 +49,9 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
     layers : which hidden states to mix with a learned :class:`ScalarMix`: ``"all"`` (the
         embedding output and every layer), ``"last"`` (the last layer alone, no mix), or a list of
         indices into ``hidden_states`` (0 is the embedding output, -1 the last layer).
+    num_layers : run only the transformer's first *num_layers* layers (the rest are dropped when
+        it loads, and from the archive): a 6-layer MiniLM cut to 3 reads about twice as fast.
+        ``layers`` then indexes the kept ones' hidden states.
     freeze : keep the transformer's weights fixed: no gradients, no optimizer state, always in eval
         mode (no dropout) and run under ``torch.no_grad()``; the scalar mix and projection still
         train. Otherwise the transformer is fine-tuned with its own *learning_rate* (and
@@ -91,6 +94,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         model_name: str,
         pooling: Literal["first", "last", "mean"] = "mean",
         layers: Literal["all", "last"] | list[int] = "all",
+        num_layers: PositiveInt | None = None,
         freeze: bool = True,
         learning_rate: PositiveFloat = 2e-5,
         warmup_steps: PositiveInt | None = None,
@@ -113,6 +117,8 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         self.local = Path(model_name).expanduser().is_dir()
         copy = ARCHIVED_COPIES.get().get(model_name)
         self.tokenizer, self.transformer = load_transformer(str(copy or model_name), bool(copy) or self.local, tokenizer_kwargs or {}, weights=not copy)
+        if num_layers is not None:
+            keep_first_layers(self.transformer, num_layers)
         config = self.transformer.config
         hidden_size = int(config.hidden_size)
         num_states = int(config.num_hidden_layers) + 1
@@ -400,6 +406,19 @@ def load_transformer(model_name: str, local: bool, tokenizer_kwargs: dict[str, A
     if getattr(model.config, "is_encoder_decoder", False) and hasattr(model, "get_encoder"):
         model = model.get_encoder()
     return tokenizer, model
+
+
+def keep_first_layers(model: nn.Module, count: int) -> None:
+    """Cut *model*'s stack of layers to its first *count* (BERT, RoBERTa, MPNet, XLM-R: ``encoder.layer``; others: ``layers``)."""
+    stack = getattr(getattr(model, "encoder", None), "layer", None)
+    if not isinstance(stack, nn.ModuleList):
+        stack = getattr(model, "layers", None)
+    if not isinstance(stack, nn.ModuleList):
+        raise ConfigurationError(f"cannot cut a {type(model).__name__}'s layers: it has no encoder.layer or layers list", key="num_layers")
+    if count > len(stack):
+        raise ConfigurationError(f"the transformer has {len(stack)} layers, cannot keep {count}", key="num_layers")
+    del stack[count:]
+    model.config.num_hidden_layers = count  # the archive's copy of the config rebuilds the cut model
 
 
 def unstemmed_words(vocabulary: Mapping[str, int]) -> dict[str, str]:

@@ -1,0 +1,171 @@
+"""The EWT speed–accuracy frontier: our dependency parsers against spaCy's, scored and timed in one run.
+
+Every parser is scored on EWT test (LAS with full relations, every word including punctuation:
+the CoNLL 2018 convention, our ``attachment_scores`` metric) on the gold words, and timed on
+the 2,001 dev sentences, one thread by default, all parsers alternating in this one process (so
+a change of load hits them all alike; the ratios are what to quote). The parsers:
+
+- spaCy's parser trained on EWT by its own efficiency recipe (``benchmarks/spacy_ewt.py``: trained
+  into ``--spacy`` on the first run, about 25 CPU minutes, and reused after), and
+  ``en_core_web_sm`` for its speed (it was trained on other data and other labels: not scored);
+- each ``--archive``, greedy, and with ``--beam-size`` (``0``: greedy only); with ``--quantize``,
+  also with its Linear layers in int8 (``toolkit.quantization``).
+
+The table goes to stdout, the points to ``--json``, and the plot (LAS against words/s, one point
+per parser, the frontier drawn through the points no other beats on both) to ``--plot``. Needs the
+spacy extra (the spaCy rows are skipped without it) and matplotlib for the plot:
+
+    pip install -e ".[spacy,viz]"
+    python benchmarks/dependency_frontier.py --spacy runs/spacy_ewt \\
+        --archive runs/ewt_hashed_2l/model.tar.gz --archive runs/ewt_minilm/model.tar.gz \\
+        [--quantize] [--beam-size 5] [--threads 1] [--repeats 2] [--plot docs/img/ewt_frontier.png] [--json frontier.json]
+"""
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+import transition_systems  # noqa: F401  (registers the systems)
+from toolkit.archive import load_archive
+from toolkit.data.dataset_readers import DatasetReader
+from toolkit.data.example import Example
+from toolkit.decoding import BeamSearch, GreedySearch
+from toolkit.evaluation import predict, score
+from toolkit.metrics.attachment import AttachmentScores
+from toolkit.params import data_root
+from toolkit.quantization import quantize
+
+Parse = Callable[[list[list[str]]], object]
+
+
+def our_parsers(archive: str, beam_size: int, int8: bool, max_tokens: int) -> dict[str, Parse]:
+    """The archive's parser, greedy and with beam search, each also in int8 with *int8*: name -> words -> trees."""
+    name = Path(archive).parent.name
+    searches = [("greedy", GreedySearch(max_steps=2000))] + ([(f"beam {beam_size}", BeamSearch(beam_size=beam_size, max_steps=2000))] if beam_size > 1 else [])
+    models = [("", load_archive(archive, "cpu").model)] + ([(", int8", quantize(load_archive(archive, "cpu").model, "int8"))] if int8 else [])
+    return {
+        f"{name}{suffix}, {label}": (lambda sentences, m=model, s=search: predict(m, [Example(words) for words in sentences], max_tokens, s))
+        for suffix, model in models
+        for label, search in searches
+    }
+
+
+def spacy_parsers(directory: Path | None) -> tuple[dict[str, Parse], set[str], str | None]:
+    """SpaCy's EWT parser (trained into *directory* if need be) and ``en_core_web_sm``; the names to score; why any is missing."""
+    from dependency_speed import SPACY_MODEL, spacy_parser
+    from spacy_ewt import load, train
+
+    parsers, missing = {}, None
+    small, missing = spacy_parser()
+    if directory is not None and small is not None:
+        parsers["spaCy, EWT, efficiency recipe"] = load(train(directory))
+    if small is not None:
+        parsers[f"spaCy {SPACY_MODEL} (not trained on EWT: speed only)"] = small
+    return parsers, {name for name in parsers if "EWT" in name}, missing
+
+
+def timed(parsers: dict[str, Parse], sentences: list[list[str]], repeats: int) -> dict[str, float]:
+    """Words/s of each parser over *sentences*, *repeats* rounds, the parsers alternating."""
+    seconds = dict.fromkeys(parsers, 0.0)
+    for parse in parsers.values():
+        parse(sentences[:8])  # warm-up
+    for _ in range(repeats):
+        for name, parse in parsers.items():
+            start = time.perf_counter()
+            parse(sentences)
+            seconds[name] += time.perf_counter() - start
+    words = repeats * sum(map(len, sentences))
+    return {name: words / seconds[name] for name in parsers}
+
+
+def frontier(points: dict[str, tuple[float, float]]) -> list[str]:
+    """The names of the points (words/s, LAS) that no other point beats on both, fastest first."""
+    best = [name for name, (speed, las) in points.items() if not any(s >= speed and a >= las and (s, a) != (speed, las) for s, a in points.values())]
+    return sorted(best, key=lambda name: -points[name][0])
+
+
+def plot(points: dict[str, tuple[float, float]], path: Path, title: str) -> None:
+    """LAS against words/s (log scale), spaCy's points and ours apart, the frontier drawn through its points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(figsize=(8, 5))
+    for name, (speed, las) in points.items():
+        ours = not name.startswith("spaCy")
+        axes.scatter(speed, las, marker="o" if ours else "s", color="tab:blue" if ours else "tab:orange", zorder=3)
+        axes.annotate(name, (speed, las), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    line = frontier(points)
+    axes.plot([points[name][0] for name in line], [points[name][1] for name in line], color="grey", linestyle="--", zorder=2)
+    axes.set_xscale("log")
+    axes.set_xlabel("words/s (log scale)")
+    axes.set_ylabel("test LAS")
+    axes.set_title(title, fontsize=9)
+    axes.grid(True, which="both", alpha=0.3)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ewt = Path(data_root()) / "ud-english-ewt"
+    parser.add_argument("--test", default=str(ewt / "en_ewt-ud-test.conllu"))
+    parser.add_argument("--timing", default=str(ewt / "en_ewt-ud-dev.conllu"), help="the sentences to time on")
+    parser.add_argument("--sentences", type=int, default=None, help="time on only the first N of them")
+    parser.add_argument("--archive", action="append", default=[], help="a trained dependency parser (repeatable)")
+    parser.add_argument("--spacy", type=Path, default=None, help="spaCy's EWT parser's folder (trained there if empty; omit to leave it out)")
+    parser.add_argument("--beam-size", type=int, default=5)
+    parser.add_argument("--quantize", action="store_true", help="also run each archive with int8 Linear layers")
+    parser.add_argument("--max-tokens", type=int, default=8192)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--plot", type=Path, default=None)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+
+    reader = DatasetReader.by_name("conllu")()
+    test = reader.read(args.test, whole=True)
+    timing = [example.tokens for example in reader.read(args.timing, whole=True)][: args.sentences]
+    parsers: dict[str, Parse] = {}
+    for archive in args.archive:
+        parsers.update(our_parsers(archive, args.beam_size, args.quantize, args.max_tokens))
+    try:
+        spacy, scored, missing = spacy_parsers(args.spacy)
+    except ImportError:
+        spacy, scored, missing = {}, set(), 'spaCy is not installed: pip install -e ".[spacy]"'
+    parsers.update(spacy)
+    scored |= {name for name in parsers if not name.startswith("spaCy")}
+
+    las = {}
+    for name in parsers:
+        predictions = parsers[name]([example.tokens for example in test]) if name in scored else None
+        if predictions is not None:
+            las[name] = 100 * score(list(predictions), test, [AttachmentScores()])["las"]
+    speed = timed(parsers, timing, args.repeats)
+    anchor = next((speed[name] for name in speed if name.startswith("spaCy, EWT")), None)
+    words = sum(map(len, timing))
+    print(f"\ntest: {args.test} ({sum(len(e.tokens) for e in test):,} words); timed on {len(timing):,} sentences ({words:,} words) x {args.repeats}, {args.threads} thread(s)\n")
+    print("| parser | test LAS | words/s | ratio to spaCy's EWT parser |\n| --- | --- | --- | --- |")
+    for name in parsers:
+        ratio = f"{speed[name] / anchor:.2f}" if anchor else "n/a"
+        print(f"| {name} | {las[name]:.1f} | {speed[name]:,.0f} | {ratio} |" if name in las else f"| {name} | – | {speed[name]:,.0f} | {ratio} |")
+    if missing:
+        print(f"\nspaCy rows skipped: {missing}")
+    points = {name: (speed[name], las[name]) for name in las}
+    print("\nfrontier (fastest first): " + "; ".join(frontier(points)))
+    if args.json:
+        args.json.write_text(json.dumps({name: {"words_per_second": s, "las": a} for name, (s, a) in points.items()}, indent=1) + "\n")
+    if args.plot:
+        plot(points, args.plot, f"UD English EWT test, words/s on {len(timing):,} dev sentences, {args.threads} CPU thread(s), {time.strftime('%Y-%m-%d')}")
+        print(f"plot: {args.plot}")
+
+
+if __name__ == "__main__":
+    main()

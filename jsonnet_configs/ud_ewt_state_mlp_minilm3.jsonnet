@@ -1,0 +1,12 @@
+// The accurate fast parser: ud_ewt_state_mlp_hashed.jsonnet (spelling features, pseudo-projective)
+// reading through the first 3 of MiniLM's 6 layers, frozen: the cut layers are never run, so the
+// transformer costs about half, and the spelling features make up for what they knew.
+//   toolkit train jsonnet_configs/ud_ewt_state_mlp_minilm3.jsonnet -s runs/ewt_minilm3 -o '{"trainer.max_minutes": 30}'
+// "model.token_embedders.minilm.num_layers" sets how many layers it keeps (6: all of them).
+local base = import 'ud_ewt_state_mlp_hashed.jsonnet';
+local minilm = import 'minilm.libsonnet';
+
+base {
+  model+: { token_embedders+: { minilm: minilm { num_layers: 3, warmup_steps: 1000 } } },
+  trainer+: { learning_rate_scheduler+: { warmup_steps: 300 } },
+}
