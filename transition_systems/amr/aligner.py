@@ -191,10 +191,12 @@ class _Aligner:
             self.parents.setdefault(target, []).append((role, source))
             self.children.setdefault(source, []).append((role, target))
         self.edges_of = graph.neighbours()
-        self.frames_of: dict[str, list[str]] = {}  # node -> the frames it is an argument of (written :ARGn-of), in graph.inverted's order
-        for source, role, target in graph.inverted:
-            if role.startswith("ARG"):
-                self.frames_of.setdefault(target, []).append(source)
+        # node -> the frames it is an argument of (written :ARGn-of), in PENMAN order: graph.inverted is a set, whose
+        # order changes with PYTHONHASHSEED (a person that is :ARG0-of sail-01 and :ARG1-of shipwreck-01 went with either)
+        self.frames_of: dict[str, list[str]] = {}
+        for edge in graph.edges:
+            if edge[1].startswith("ARG") and edge in graph.inverted:
+                self.frames_of.setdefault(edge[2], []).append(edge[0])
         # the token indexes: (kind, key) -> sorted token indices
         self.index: dict[tuple[str, str], list[int]] = {}
         for i, (token, lemma) in enumerate(zip(self.lowered, self.lemmas)):

@@ -1,13 +1,24 @@
 """Gold token alignments of AMR graphs, and how well an aligner agrees with them on concept nodes.
 
-Two ways of writing gold alignments are read, both against the tokens of ``# ::tok`` (else the
+Three ways of writing gold alignments are read, all against the tokens of ``# ::tok`` (else the
 ``# ::snt`` split on spaces), 0-based:
 
 - ISI's, in the graph: ``(s / see-01~e.3 ...)`` (``penman`` reads them; ``~e.2,3`` is a concept
   of two tokens);
-- JAMR's, in a ``# ::alignments 3-4|0.1+0.1.0 ...`` line: a token span ``start-end`` (end
-  excluded) and the nodes it aligns, each by its address: ``0`` is the top, and ``.k`` goes to
-  the node's ``k``-th relation (0-based, in the order written, constants included).
+- JAMR's ``# ::alignments 3-4|0.1+0.1.0 ...`` line: a token span ``start-end`` (end excluded) and
+  the nodes it aligns, each by its address: ``0`` is the top, and ``.k`` goes to the node's
+  ``k``-th relation (0-based, in the order written, constants included, re-entrant variables
+  skipped, as JAMR's ``scripts/Alignment_Format.txt`` says);
+- ISI's ``# ::alignments 3-1.2 4-1.2.1.r ...`` line (the AMR releases' ``alignments/`` files,
+  Pourdamghani et al. 2014): one token and one address per item; ``1`` is the top, and ``.k``
+  goes to the node's ``k``-th relation (1-based, in the order written, constants and re-entrant
+  variables included: the path ``penman``'s ``Tree.walk`` gives, whose index 0 is the concept).
+  An address ending in ``.r`` aligns the role into that node, not the node.
+
+Only concept nodes are scored, so alignments of roles (``.r``, ``:ARG0~e.4``), constants and
+re-entrant variables are checked (the address must exist, the token be in the sentence) and left out.
+A file's first ``# ::alignments`` line decides the format of all of its lines (JAMR's items have a
+``|``, ISI's never do); it is logged once per file and kept as each graph's ``alignment_format``.
 
 A concept node counts as aligned correctly when the aligner's token is one of its gold tokens.
 Precision is over the nodes the aligner aligned, recall over the nodes the gold aligns; nodes
@@ -16,6 +27,8 @@ the gold leaves unaligned (concepts no word stands for) count against precision 
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +45,13 @@ from transition_systems.amr.state import Sentence
 if TYPE_CHECKING:
     from transition_systems.amr.system import AmrTransitionSystem
 
+logger = logging.getLogger(__name__)
+JAMR, ISI = "JAMR", "ISI"
+ITEMS = {
+    JAMR: re.compile(r"(\d+)-(\d+)\|(0(?:\.\d+)*(?:\+0(?:\.\d+)*)*)"),  # start-end|address+address, addresses from 0
+    ISI: re.compile(r"(\d+)-1((?:\.[1-9]\d*)*)(\.r)?"),  # token-address, from 1, maybe the role into the node (.r)
+}
+
 
 @dataclass(frozen=True)
 class GoldAlignedGraph:
@@ -41,6 +61,7 @@ class GoldAlignedGraph:
     tokens: tuple[str, ...]
     graph: penman.Graph
     gold: dict[str, frozenset[int]]
+    alignment_format: str | None = None  # of its ``# ::alignments`` line: "JAMR" or "ISI" (None: no such line)
 
 
 @dataclass(frozen=True)
@@ -73,6 +94,7 @@ def read_gold_alignments(path: str | Path) -> list[GoldAlignedGraph]:
     except (OSError, UnicodeDecodeError) as error:
         raise DataError(f"cannot read gold alignments: {error}", path) from None
     graphs = []
+    file_format: str | None = None  # the format of the file's first # ::alignments line, which all of them must have
     for number, block in _blocks(text):
         try:
             graph = penman.decode(block)
@@ -81,14 +103,23 @@ def read_gold_alignments(path: str | Path) -> list[GoldAlignedGraph]:
         except RecursionError:  # penman reads a graph with one Python call per level of nesting
             raise DataError("not a PENMAN graph this reader can read: nested too deeply", path, number) from None
         tokens = tuple((graph.metadata.get("tok") or graph.metadata.get("snt", "")).split())
-        gold = _isi(graph)
-        if "alignments" in graph.metadata:
-            for node, indices in _jamr(block, graph.metadata["alignments"], path, number).items():
+        gold = _in_graph(graph)
+        named = {i for indices in gold.values() for i in indices}
+        line = graph.metadata.get("alignments", "")
+        line_format = None
+        if line.split():
+            if file_format is None:
+                file_format = JAMR if "|" in line else ISI
+                logger.info("%s: gold alignments in %s format (its first # ::alignments line, at line %d)", path, file_format, number)
+            line_format = file_format
+            nodes, line_tokens = _alignment_line(block, line, file_format, path, number)
+            for node, indices in nodes.items():
                 gold[node] = gold.get(node, frozenset()) | indices
-        wrong = sorted(i for indices in gold.values() for i in indices if i >= len(tokens))
+            named |= line_tokens
+        wrong = sorted(i for i in named if i >= len(tokens))
         if wrong:
             raise DataError(f"alignment to token {wrong[0]}, but the sentence has {len(tokens)} tokens", path, number)
-        graphs.append(GoldAlignedGraph(graph.metadata.get("id", f"line {number}"), tokens, graph, gold))
+        graphs.append(GoldAlignedGraph(graph.metadata.get("id", f"line {number}"), tokens, graph, gold, line_format))
     return graphs
 
 
@@ -120,25 +151,41 @@ def _blocks(text: str) -> Iterator[tuple[int, str]]:
             lines = []
 
 
-def _isi(graph: penman.Graph) -> dict[str, frozenset[int]]:
+def _in_graph(graph: penman.Graph) -> dict[str, frozenset[int]]:
+    """The concepts' ``~e.N`` alignments (those of roles and attributes are left out)."""
     return {source: frozenset(found.indices) for (source, role, _), found in surface.alignments(graph).items() if role == ":instance"}
 
 
-def _jamr(block: str, line: str, path: Path, number: int) -> dict[str, frozenset[int]]:
-    """The concept nodes of a JAMR ``# ::alignments`` line, by resolving each address in the graph's tree."""
-    tree = penman.parse(block).node
+def _alignment_line(block: str, line: str, line_format: str, path: Path, number: int) -> tuple[dict[str, frozenset[int]], set[int]]:
+    """The concept nodes a ``# ::alignments`` line in *line_format* aligns, each address resolved in the graph's tree,
+    and every token the line names (see the module docstring: the two formats number relations differently).
+    """
+    tree = penman.parse(block)
+    variables = {variable for variable, _ in tree.nodes()}
+    isi = line_format == ISI
+    base = 1 if isi else 0  # the number of a node's first relation
     found: dict[str, set[int]] = {}
+    named: set[int] = set()
     for item in line.split():
-        span, _, addresses = item.partition("|")
-        try:
-            start, end = (int(part) for part in span.split("-"))
-            for address in addresses.split("+"):
-                node = tree
-                for step in address.split(".")[1:]:
-                    relations = [branch for branch in node[1] if branch[0] != "/"]
-                    node = relations[int(step)][1]
-                if isinstance(node, tuple):
-                    found.setdefault(node[0], set()).update(range(start, end))
-        except (ValueError, IndexError):
-            raise DataError(f"cannot read the alignment {item!r}", path, number) from None
-    return {node: frozenset(indices) for node, indices in found.items()}
+        match = ITEMS[line_format].fullmatch(item)
+        if isi and match and (match[2] or not match[3]):  # "1.r" is no role: nothing leads into the top
+            indices, addresses, role = range(int(match[1]), int(match[1]) + 1), ["1" + match[2]], bool(match[3])
+        elif not isi and match and int(match[1]) < int(match[2]):
+            indices, addresses, role = range(int(match[1]), int(match[2])), match[3].split("+"), False
+        else:
+            raise DataError(f"cannot read the alignment {item!r} in {line_format} format (that of the file's first # ::alignments line)", path, number)
+        named.update(indices)
+        for address in addresses:
+            node: tuple | str = tree.node
+            for step in address.split(".")[1:]:
+                relations = [
+                    target
+                    for kind, target in (node[1] if isinstance(node, tuple) else ())  # a constant or re-entrancy has none
+                    if kind != "/" and (isi or isinstance(target, tuple) or target.partition("~")[0] not in variables)
+                ]
+                if int(step) - base >= len(relations):
+                    raise DataError(f"cannot read the alignment {item!r}: the graph has no node {address}", path, number)
+                node = relations[int(step) - base]
+            if isinstance(node, tuple) and not role:  # a concept node, not a constant, a re-entrancy or the role into it
+                found.setdefault(node[0], set()).update(indices)
+    return {node: frozenset(indices) for node, indices in found.items()}, named

@@ -1,0 +1,13 @@
+// The fast parser (ud_ewt_state_mlp_hashed.jsonnet) taught by the MiniLM parser: sequence-level
+// knowledge distillation (Kim & Rush, 2016). The teacher parses raw English text (Multi30k's
+// English side: 29,000 image captions, tokenized by spaCy), and its trees are read as training
+// data beside EWT's gold ones. Nothing of the teacher runs at prediction time.
+//
+//   toolkit train jsonnet_configs/ud_ewt_state_mlp_minilm.jsonnet -s runs/ewt_minilm
+//   toolkit predict runs/ewt_minilm/model.tar.gz $DATA_ROOT/multi30k/train.en -o runs/silver/multi30k.conllu
+//   SILVER=runs/silver/multi30k.conllu toolkit train jsonnet_configs/ud_ewt_state_mlp_distilled.jsonnet -s runs/ewt_distilled -o '{"trainer.max_minutes": 30}'
+local base = import 'ud_ewt_state_mlp_hashed.jsonnet';
+
+base {
+  train_data_path: [base.train_data_path, std.extVar('SILVER')],
+}
