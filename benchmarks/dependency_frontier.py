@@ -1,4 +1,4 @@
-"""The EWT speed–accuracy frontier: our dependency parsers against spaCy's, scored and timed in one run.
+r"""The EWT speed–accuracy frontier: our dependency parsers against spaCy's, scored and timed in one run.
 
 Every parser is scored on EWT test (LAS with full relations, every word including punctuation:
 the CoNLL 2018 convention, our ``attachment_scores`` metric) on the gold words, and timed on
@@ -16,9 +16,9 @@ per parser, the frontier drawn through the points no other beats on both) to ``-
 spacy extra (the spaCy rows are skipped without it) and matplotlib for the plot:
 
     pip install -e ".[spacy,viz]"
-    python benchmarks/dependency_frontier.py --spacy runs/spacy_ewt \\
-        --archive runs/ewt_hashed_2l/model.tar.gz --archive runs/ewt_minilm/model.tar.gz \\
-        [--quantize] [--beam-size 5] [--threads 1] [--repeats 2] [--plot docs/img/ewt_frontier.png] [--json frontier.json]
+    python benchmarks/dependency_frontier.py --spacy runs/spacy_ewt \
+        --archive runs/ewt_hashed_2l/model.tar.gz --archive runs/ewt_minilm/model.tar.gz \
+        [--quantize] [--beam-size 5] [--threads 1] [--repeats 2] [--plot docs/images/ewt_frontier.png] [--json frontier.json]
 """
 
 import argparse

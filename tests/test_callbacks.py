@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from tests.conftest import FIXTURES
+from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, TrainingError
 from toolkit.params import Params
 from toolkit.training.callbacks import (
@@ -154,6 +155,24 @@ def test_early_stopping_and_the_time_budget_read_the_training_state():
     TimeBudget(max_minutes=1.0).check(state)
     TimeBudget(max_minutes=0.5).check(state)
     assert state.stop_reason == "stopping: another epoch would overrun the time budget of 1.0 minutes"  # the first reason stays
+
+    state = TrainingState(elapsed=50.0, history=[{"epoch_seconds": 40.0, "cache_fill_seconds": 32.0}])
+    TimeBudget(max_minutes=1.0).check(state)
+    assert state.stop_reason is None  # the cache is filled: the next epoch takes about 8 s
+
+
+def test_an_epoch_records_the_time_a_frozen_transformer_spent_filling_its_cache(tiny_bert):
+    from toolkit.modules.token_embedders import TokenEmbedder
+    from toolkit.training.trainer import cache_fill_seconds
+
+    module = TokenEmbedder.from_params({"type": "pretrained_transformer", "model_name": str(tiny_bert), "layers": "last"}).train()
+    model = torch.nn.ModuleDict({"embedder": module})
+    inputs = module.batch_inputs([module.example_inputs(Example(["the", "dogs"]))], 2)
+    module(torch.zeros(1, 2, dtype=torch.long), torch.ones(1, 2, dtype=torch.bool), **inputs)
+    filled = cache_fill_seconds(model)
+    assert filled > 0
+    module(torch.zeros(1, 2, dtype=torch.long), torch.ones(1, 2, dtype=torch.bool), **inputs)
+    assert cache_fill_seconds(model) == filled  # read from the cache: nothing computed
 
 
 @TrainerCallback.register("test_stop_at_once")

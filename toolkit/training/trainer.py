@@ -67,6 +67,11 @@ def caching_in_eval(model: torch.nn.Module):
             module.cache_in_eval = False
 
 
+def cache_fill_seconds(model: torch.nn.Module) -> float:
+    """The seconds the model's caching modules have spent so far computing what they keep (``cache_fill_seconds``)."""
+    return sum(getattr(module, "cache_fill_seconds", 0.0) for module in model.modules())
+
+
 def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
@@ -85,7 +90,8 @@ class GradientDescentTrainer(Trainer):
     optimizer, learning_rate_scheduler : built once the model exists (``Lazy``).
     num_epochs : the most epochs to run.
     max_minutes : a wall-clock budget for training and validation: no epoch starts that would,
-        at the pace of the last one, end past it (the time is kept across ``--recover``).
+        at the pace of the last one, end past it (the time is kept across ``--recover``). The
+        time an epoch spent filling a frozen transformer's cache does not count toward that pace.
     patience : stop after this many validations without improvement (``None``: never). Validations
         while the learning-rate scheduler still warms up some group do not count: early in the
         warmup a lucky epoch can set a best score that the rising rate first unsettles.
@@ -263,7 +269,7 @@ class GradientDescentTrainer(Trainer):
 
     def run_epoch(self, run: TrainingRun, epoch: int, preprocessing_seconds: float) -> dict[str, Any]:
         """Train one epoch and validate when it is due; its results, timed (training and validation count as elapsed)."""
-        epoch_start = time.perf_counter()
+        epoch_start, filled = time.perf_counter(), cache_fill_seconds(run.model)
         run.sampler.set_epoch(epoch)
         results: dict[str, Any] = {"epoch": epoch, **self.train_epoch(run, epoch, run.distributed.shard(list(run.sampler)))}
         if preprocessing_seconds:
@@ -273,6 +279,8 @@ class GradientDescentTrainer(Trainer):
                 results.update({f"validation_{k}": v for k, v in self.validate(run).items()})
         run.state.elapsed += run.distributed.max(time.perf_counter() - epoch_start)  # every rank takes the same budget decisions
         results.update(elapsed_seconds=round(run.state.elapsed, 1), epoch_seconds=round(time.perf_counter() - epoch_start, 1))
+        if filled := cache_fill_seconds(run.model) - filled:
+            results["cache_fill_seconds"] = round(filled, 1)  # not to be spent again: the time budget's pace leaves it out
         return results
 
     def select_checkpoints(self, state: TrainingState, epoch: int, results: dict[str, Any], has_validation: bool, warming_up: bool = False) -> None:

@@ -3,6 +3,7 @@
 import contextlib
 import hashlib
 import os
+import time
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from pathlib import Path
@@ -152,6 +153,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         self.unstemmed = unstemmed_words(self.tokenizer.get_vocab()) if unstem else None
         self.cache: dict[tuple[tuple[int, ...], tuple[int, ...]], torch.Tensor] | None = {} if freeze and cache else None
         self.cache_in_eval = False  # set by the trainer while it validates: the validation set recurs every epoch
+        self.cache_fill_seconds = 0.0  # spent computing what the cache keeps: the trainer's time budget leaves it out of an epoch's pace
         if freeze:
             self.transformer.requires_grad_(False)
             self.transformer.eval()
@@ -211,11 +213,13 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         keys = [(tuple(ids[:n]), tuple(counts[:w])) for ids, counts, n, w in zip(piece_ids.tolist(), piece_counts.tolist(), num_pieces, num_words)]
         missing = [row for row, key in enumerate(keys) if key not in self.cache]
         if missing:
+            start = time.perf_counter()
             index = torch.tensor(missing, device=piece_ids.device)
             width, length = max(num_pieces[row] for row in missing), max(num_words[row] for row in missing)
             computed = self.word_layers(piece_ids[index, :width], piece_counts[index, :length])
             for i, row in enumerate(missing):
                 self.cache[keys[row]] = computed[i, : num_words[row]].clone()  # not a view: the batch it came from may go
+            self.cache_fill_seconds += time.perf_counter() - start
         layers = nn.utils.rnn.pad_sequence([self.cache[key] for key in keys], batch_first=True)  # (B, longest, K, H)
         return nn.functional.pad(layers, (0, 0, 0, 0, 0, piece_counts.size(1) - layers.size(1)))  # to the batch's S
 
