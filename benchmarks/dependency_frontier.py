@@ -151,7 +151,9 @@ def main() -> None:
     speed = timed(parsers, timing, args.repeats)
     anchor = next((speed[name] for name in speed if name.startswith("spaCy, EWT")), None)
     words = sum(map(len, timing))
-    print(f"\ntest: {args.test} ({sum(len(e.tokens) for e in test):,} words); timed on {len(timing):,} sentences ({words:,} words) x {args.repeats}, {args.threads} thread(s)\n")
+    print(
+        f"\ntest: {args.test} ({sum(len(e.tokens) for e in test):,} words); timed on {len(timing):,} sentences ({words:,} words) x {args.repeats}, {args.threads} thread(s)\n"
+    )
     print("| parser | test LAS | words/s | ratio to spaCy's EWT parser |\n| --- | --- | --- | --- |")
     for name in parsers:
         ratio = f"{speed[name] / anchor:.2f}" if anchor else "n/a"

@@ -34,7 +34,9 @@ def train(output: Path, recipe: str = "efficiency", epochs: int = 7, data: Path 
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     spacy = [sys.executable, "-m", "spacy"]
     for split in ("train", "dev"):
-        subprocess.run([*spacy, "convert", str(data / f"en_ewt-ud-{split}.conllu"), str(corpus), "--converter", "conllu", "--n-sents", "10"], check=True, env=env)
+        subprocess.run(
+            [*spacy, "convert", str(data / f"en_ewt-ud-{split}.conllu"), str(corpus), "--converter", "conllu", "--n-sents", "10"], check=True, env=env
+        )
     config = output / "config.cfg"
     subprocess.run([*spacy, "init", "config", str(config), "--lang", "en", "--pipeline", "tagger,parser", "--optimize", recipe, "--force"], check=True, env=env)
     subprocess.run(
