@@ -9,7 +9,7 @@ a change of load hits them all alike; the ratios are what to quote). The parsers
   into ``--spacy`` on the first run, about 25 CPU minutes, and reused after), and
   ``en_core_web_sm`` for its speed (it was trained on other data and other labels: not scored);
 - each ``--archive``, greedy, and with ``--beam-size`` (``0``: greedy only); with ``--quantize``,
-  also with its Linear layers in int8 (``toolkit.quantization``).
+  also greedy with its Linear layers in int8 (``toolkit.quantization``).
 
 The table goes to stdout, the points to ``--json``, and the plot (LAS against words/s, one point
 per parser, the frontier drawn through the points no other beats on both) to ``--plot``. Needs the
@@ -43,14 +43,18 @@ Parse = Callable[[list[list[str]]], object]
 
 
 def our_parsers(archive: str, beam_size: int, int8: bool, max_tokens: int) -> dict[str, Parse]:
-    """The archive's parser, greedy and with beam search, each also in int8 with *int8*: name -> words -> trees."""
+    """The archive's parser greedy and with beam search, and with *int8* greedy with int8 Linear layers: name -> words -> trees."""
     name = Path(archive).parent.name
-    searches = [("greedy", GreedySearch(max_steps=2000))] + ([(f"beam {beam_size}", BeamSearch(beam_size=beam_size, max_steps=2000))] if beam_size > 1 else [])
-    models = [("", load_archive(archive, "cpu").model)] + ([(", int8", quantize(load_archive(archive, "cpu").model, "int8"))] if int8 else [])
+    greedy = GreedySearch(max_steps=2000)
+    model = load_archive(archive, "cpu").model
+    variants = [("greedy", model, greedy)]
+    if beam_size > 1:
+        variants.append((f"beam {beam_size}", model, BeamSearch(beam_size=beam_size, max_steps=2000)))
+    if int8:
+        variants.append(("int8, greedy", quantize(load_archive(archive, "cpu").model, "int8"), greedy))
     return {
-        f"{name}{suffix}, {label}": (lambda sentences, m=model, s=search: predict(m, [Example(words) for words in sentences], max_tokens, s))
-        for suffix, model in models
-        for label, search in searches
+        f"{name}, {label}": (lambda sentences, m=model, s=search: predict(m, [Example(words) for words in sentences], max_tokens, s))
+        for label, model, search in variants
     }
 
 
