@@ -5,9 +5,9 @@
 //
 //   toolkit train jsonnet_configs/ud_ewt_state_mlp_minilm.jsonnet -s runs/ewt_minilm
 //   toolkit predict runs/ewt_minilm/model.tar.gz $DATA_ROOT/multi30k/train.en -o runs/silver/multi30k.conllu
-//   SILVER=runs/silver/multi30k.conllu toolkit train jsonnet_configs/ud_ewt_state_mlp_distilled.jsonnet -s runs/ewt_distilled -o '{"trainer.max_minutes": 30}'
+//   toolkit train jsonnet_configs/ud_ewt_state_mlp_distilled.jsonnet -s runs/ewt_distilled -o '{"trainer.max_minutes": 30}'
 local base = import 'ud_ewt_state_mlp_hashed.jsonnet';
 
 base {
-  train_data_path: [base.train_data_path, std.extVar('SILVER')],
+  train_data_path: [base.train_data_path, 'runs/silver/multi30k.conllu'],  // the teacher's trees, as the second command writes them
 }
