@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import sys
+import warnings
 
 import click
 
@@ -25,6 +26,7 @@ from toolkit.cli_options import (
     search_of_size,
 )
 from toolkit.errors import ToolkitError
+from toolkit.upgrades import ToolkitDeprecationWarning
 
 
 class ReaderGone(Exception):
@@ -48,6 +50,8 @@ class Commands(click.Group):
 def cli(verbose: bool) -> None:
     """Grammar-driven neural parsers built from jsonnet configs."""
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    if not sys.warnoptions:  # a plugin's old calls, once per call site (Python hides DeprecationWarnings outside __main__); -W decides otherwise
+        warnings.simplefilter("default", ToolkitDeprecationWarning)
 
 
 @cli.command()

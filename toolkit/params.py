@@ -28,6 +28,7 @@ import _jsonnet
 
 from toolkit.errors import ConfigurationError
 from toolkit.files import parse_json
+from toolkit.upgrades import upgrade_config
 
 logger = logging.getLogger(__name__)
 _REQUIRED: Any = object()  # marks a key that has no default
@@ -166,13 +167,20 @@ class Params(MutableMapping):
         ext_vars: Mapping[str, str] | None = None,
         keys_of: KeysOf | None = None,
     ) -> Params:
-        """Evaluate a jsonnet/JSON config, then deep-merge *overrides* (dotted or nested keys; see :func:`merge`)."""
+        """Evaluate a jsonnet/JSON config, then deep-merge *overrides* (dotted or nested keys; see :func:`merge`).
+
+        Keys that have moved since a config was written are rewritten to their new place, each with a
+        logged warning (:func:`~toolkit.upgrades.upgrade_config`): the file's before the overrides
+        merge, so that an override in either form lands where the file's key went, and the overrides' after.
+        """
         variables = {**default_ext_vars(), **(ext_vars or {})}
         config = evaluate_jsonnet(Path(path), variables)  # a missing file or a directory is a ConfigurationError there
+        upgrade_config(config, os.fspath(path))
         if isinstance(overrides, str):
             overrides = evaluate_jsonnet(overrides, variables) if overrides.strip() else None
         if overrides:
             config = merge(config, unflatten(overrides), keys_of)
+            upgrade_config(config, "the overrides")
         return cls(config)
 
     def to_file(self, path: str | os.PathLike[str]) -> None:

@@ -18,14 +18,22 @@ it is hashable and repeats constantly, which is what the model's memoised vocabu
 With the labeled-SHIFT option a shift of a frequent word names the word, ``SHIFT:the``
 (:func:`labeled_shift`): the decoder then also learns to predict the next word, and a
 configuration allows exactly the one SHIFT symbol that fits its buffer front.
+
+Before the kinds were open (2026-11-23), :meth:`ValidActions.of` and :meth:`ValidActions.but` took
+one flag per kind (``shift, left, right, root, swap, root_label, shift_symbol, reduce``); systems
+written then still work, with a :class:`~toolkit.upgrades.ToolkitDeprecationWarning` (see
+CHANGELOG.md).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
+
+from toolkit.upgrades import ToolkitDeprecationWarning
 
 SHIFT = "SHIFT"
 SWAP = "SWAP"
@@ -33,6 +41,22 @@ REDUCE = "REDUCE"  # pop a word that already has its head (arc-eager)
 LEFT = "LEFT-ARC"
 RIGHT = "RIGHT-ARC"
 KINDS = (SHIFT, LEFT, RIGHT, SWAP, REDUCE)  # the kinds the shipped systems use; plugins add their own
+# The old flags of ValidActions.of and .but: flag -> (the field that now holds its kind, the kind). "root" was a RIGHT-ARC to the root.
+FLAGS = {
+    "shift": ("moves", SHIFT),
+    "left": ("arcs", LEFT),
+    "right": ("arcs", RIGHT),
+    "root": ("root_arcs", RIGHT),
+    "swap": ("moves", SWAP),
+    "reduce": ("moves", REDUCE),
+}
+OLD_PARAMETERS = ("shift", "left", "right", "root", "swap", "root_label", "shift_symbol", "reduce")  # the old of()'s, in order
+FLAGS_DEPRECATED = (
+    "ValidActions.{}'s flags (shift, left, right, root, swap, reduce) are deprecated since parsing-toolkit 0.2 and may go in 0.3: give the kinds instead, {}; "
+    "see CHANGELOG.md"
+)
+OF_KINDS = "ValidActions.of(moves={SHIFT, SWAP, REDUCE}, arcs={LEFT, RIGHT}, root_arcs={RIGHT}, root_label=...) with each kind whose flag was true"
+BUT_KINDS = "valid.but(moves=valid.moves | {SWAP}) for swap=True (root=True is root_arcs | {RIGHT}, the others' kinds are in moves and arcs)"
 
 
 def arc(kind: str, label: str) -> str:
@@ -108,13 +132,35 @@ class ValidActions:
 
     @staticmethod
     def of(
-        moves: Iterable[str] = (), arcs: Iterable[str] = (), root_arcs: Iterable[str] = (), root_label: str | None = None, shift_symbol: str = SHIFT
+        moves: Iterable[str] = (),
+        arcs: Iterable[str] = (),
+        root_arcs: Iterable[str] = (),
+        root_label: str | None = None,
+        shift_symbol: str = SHIFT,
+        *old_positional: Any,
+        **old_flags: Any,
     ) -> ValidActions:
-        """The shared instance for these kinds: there are only a few, and configurations ask for one at every step."""
+        """The shared instance for these kinds: there are only a few, and configurations ask for one at every step.
+
+        The old flags (``of(shift, left, right, root, swap, root_label, shift_symbol=SHIFT, reduce=False)``,
+        by position or keyword) are read as the kinds they stand for, with a deprecation warning.
+        """
+        if old_positional or old_flags:
+            valid = _of_flags((moves, arcs, root_arcs, root_label, shift_symbol, *old_positional), old_flags)
+            warnings.warn(FLAGS_DEPRECATED.format("of", OF_KINDS), ToolkitDeprecationWarning, stacklevel=2)
+            return valid
         return _shared(tuple(moves), tuple(arcs), tuple(root_arcs), root_label, shift_symbol)
 
     def but(self, **changes: Any) -> ValidActions:
-        """The shared instance with some fields changed (``valid.but(moves=valid.moves | {SWAP})``)."""
+        """The shared instance with some fields changed (``valid.but(moves=valid.moves | {SWAP})``); an old flag
+        (``but(swap=True)``) adds or removes its kind, with a deprecation warning.
+        """
+        if flags := [name for name in changes if name in FLAGS]:
+            warnings.warn(FLAGS_DEPRECATED.format("but", BUT_KINDS), ToolkitDeprecationWarning, stacklevel=2)
+            for name in flags:
+                where, kind = FLAGS[name]
+                kinds = changes.get(where, getattr(self, where))
+                changes[where] = kinds | {kind} if changes.pop(name) else kinds - {kind}
         changed = replace(self, **changes)
         return _shared(tuple(changed.moves), tuple(changed.arcs), tuple(changed.root_arcs), changed.root_label, changed.shift_symbol)
 
@@ -124,6 +170,23 @@ class ValidActions:
         moves = [self.shift_symbol] + sorted(self.moves - {SHIFT})
         arcs = [arc(kind, label) for label in labels for kind in sorted(self.arcs | self.root_arcs)]
         return [symbol for symbol in moves + arcs if symbol in self]
+
+
+def _of_flags(given: tuple[Any, ...], keywords: dict[str, Any]) -> ValidActions:
+    """``of`` called the old way: *given* its positional slots (the leading bools of the first five were flags,
+    all of them when there were more than five), *keywords* the old names it was given.
+    """
+    if unknown := [name for name in keywords if name not in OLD_PARAMETERS]:
+        raise TypeError(f"ValidActions.of() got an unexpected keyword argument {unknown[0]!r}")
+    count = len(given) if len(given) > 5 else next((i for i, value in enumerate(given) if not isinstance(value, bool)), 5)
+    named = {**dict(zip(OLD_PARAMETERS, given[:count])), **keywords}
+    kinds = {name: set(value) for name, value in list(zip(("moves", "arcs", "root_arcs"), given))[count:]}  # slots given as kinds
+    for flag, (where, kind) in FLAGS.items():
+        if named.get(flag):
+            kinds.setdefault(where, set()).add(kind)
+    root_label = named.get("root_label") if count > 3 else given[3]
+    shift_symbol = named.get("shift_symbol", SHIFT) if count > 4 else given[4]
+    return _shared(*(tuple(sorted(kinds.get(name, ()))) for name in ("moves", "arcs", "root_arcs")), root_label, shift_symbol)
 
 
 @cache

@@ -62,6 +62,7 @@ from toolkit.training.checkpointer import CHECKPOINTS_DIR, Checkpointer
 from toolkit.training.curves import CURVES_NAME, TENSORBOARD_DIR
 from toolkit.training.distributed import Distributed, close_distributed, init_distributed
 from toolkit.training.trainer import Trainer, seed_everything
+from toolkit.upgrades import upgrade_config
 from toolkit.weights import load_weights
 
 logger = logging.getLogger(__name__)
@@ -269,10 +270,12 @@ def check_recovered_config(saved: dict, config: dict, directory: Path) -> None:
 
 
 def saved_config(directory: Path) -> dict:
+    """The run's own config, keys that have moved since it was written in their new place, as in the config it is recovered with."""
     try:
         config = parse_json((directory / CONFIG_NAME).read_bytes())
         if not isinstance(config, dict):
             raise ValueError(f"not a JSON object but {type(config).__name__}")
+        upgrade_config(config)
         return config
     except (OSError, ValueError) as error:
         raise ConfigurationError(f"--recover: {directory / CONFIG_NAME} is damaged ({error}); the run cannot be continued") from None
