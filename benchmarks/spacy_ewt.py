@@ -4,7 +4,7 @@
 config (``spacy init config --lang en --pipeline tagger,parser --optimize efficiency``: a CNN
 tok2vec over hashed NORM, PREFIX, SUFFIX and SHAPE features, no pretrained input) and trains it
 for 7 epochs, one thread, with ``spacy train``. ``load`` gives the trained pipeline's parser as a
-function from gold words to (heads, labels), which ``benchmarks/dependency_frontier.py`` scores
+function from gold words to trees (heads and relations), which ``benchmarks/dependency_frontier.py`` scores
 and times beside ours. Needs the spacy extra:
 
     pip install -e ".[spacy]"
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from toolkit.params import data_root
 
-Parse = Callable[[list[list[str]]], list[tuple[list[int], list[str]]]]
+Parse = Callable[[list[list[str]]], list[dict[str, list]]]
 
 
 def train(output: Path, recipe: str = "efficiency", epochs: int = 7, data: Path | None = None) -> Path:
@@ -49,18 +49,18 @@ def train(output: Path, recipe: str = "efficiency", epochs: int = 7, data: Path 
 
 
 def load(model: Path) -> Parse:
-    """The pipeline's tok2vec and parser over gold words: each sentence's 1-based heads (0: root) and UD labels."""
+    """The pipeline's tok2vec and parser over gold words: each sentence's ``heads`` (1-based, 0: root) and ``deprels``."""
     import spacy
     from spacy.tokens import Doc
 
     nlp = spacy.load(model, exclude=["tagger"])  # the parser reads tok2vec alone
 
-    def parse(sentences: list[list[str]]) -> list[tuple[list[int], list[str]]]:
+    def parse(sentences: list[list[str]]) -> list[dict[str, list]]:
         trees = []
         for doc in nlp.pipe((Doc(nlp.vocab, words=words) for words in sentences), batch_size=256):
             heads = [0 if token.head.i == token.i else token.head.i + 1 for token in doc]
             labels = ["root" if token.dep_ == "ROOT" else token.dep_ for token in doc]
-            trees.append((heads, labels))
+            trees.append({"heads": heads, "deprels": labels})  # what attachment_scores reads
         return trees
 
     return parse
