@@ -72,20 +72,6 @@ def spacy_parsers(directory: Path | None) -> tuple[dict[str, Parse], set[str], s
     return parsers, {name for name in parsers if "EWT" in name}, missing
 
 
-def timed(parsers: dict[str, Parse], sentences: list[list[str]], repeats: int) -> dict[str, float]:
-    """Words/s of each parser over *sentences*, *repeats* rounds, the parsers alternating."""
-    seconds = dict.fromkeys(parsers, 0.0)
-    for parse in parsers.values():
-        parse(sentences[:8])  # warm-up
-    for _ in range(repeats):
-        for name, parse in parsers.items():
-            start = time.perf_counter()
-            parse(sentences)
-            seconds[name] += time.perf_counter() - start
-    words = repeats * sum(map(len, sentences))
-    return {name: words / seconds[name] for name in parsers}
-
-
 def frontier(points: dict[str, tuple[float, float]]) -> list[str]:
     """The names of the points (words/s, LAS) that no other point beats on both, fastest first."""
     best = [name for name, (speed, las) in points.items() if not any(s >= speed and a >= las and (s, a) != (speed, las) for s, a in points.values())]
@@ -137,6 +123,8 @@ def main() -> None:
     reader = DatasetReader.by_name("conllu")()
     test = reader.read(args.test, whole=True)
     timing = [example.tokens for example in reader.read(args.timing, whole=True)][: args.sentences]
+    from dependency_speed import words_per_second  # beside this file
+
     parsers: dict[str, Parse] = {}
     for archive in args.archive:
         parsers.update(our_parsers(archive, args.beam_size, args.quantize, args.max_tokens))
@@ -152,7 +140,7 @@ def main() -> None:
         predictions = parsers[name]([example.tokens for example in test]) if name in scored else None
         if predictions is not None:
             las[name] = 100 * score(list(predictions), test, [AttachmentScores()])["las"]
-    speed = timed(parsers, timing, args.repeats)
+    speed = words_per_second(parsers, timing, args.repeats)
     anchor = next((speed[name] for name in speed if name.startswith("spaCy, EWT")), None)
     words = sum(map(len, timing))
     print(
