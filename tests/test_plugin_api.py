@@ -49,7 +49,8 @@ def test_every_listed_name_imports_from_every_path_listed():
 def test_every_registrable_base_is_listed():
     plugins.import_builtin_components()
     names = {name for name, _ in listed()}
-    assert {base.__name__ for base in registered_bases()} <= names
+    shipped = ("toolkit", "transition_systems", "tree_codecs", "predictors")  # not the bases other test modules define
+    assert {base.__name__ for base in registered_bases() if base.__module__.split(".")[0] in shipped} <= names
 
 
 # ------------------------------------------------------------------ ValidActions.of's flags
