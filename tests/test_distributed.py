@@ -75,6 +75,13 @@ def test_torchrun_trains_like_one_process_with_the_same_global_batch_and_recover
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # the workers too: until each has exited it holds the run's lock
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
     resumed = train(geo, 2, killed, "--recover", *options)
     assert [epoch["epoch"] for epoch in resumed][-1] == 3
     final = json.loads((killed / "metrics.json").read_text())
