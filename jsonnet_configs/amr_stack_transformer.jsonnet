@@ -10,8 +10,11 @@
 //
 // Sized for a 2-core CPU, no pretrained embeddings: 3+3 layers of width 256, 5.6M parameters (about 39 actions
 // per graph, 49k training actions per epoch). A parser that has not learned to CLOSE is wrapped up by the
-// grammar's action budget (grammar.max_actions_per_token, 6: past it only moves towards CLOSE are allowed), so
-// early validation stays fast: about 30 s per epoch on one CPU thread. A time budget for CPU runs (every row
+// grammar's action budget (2 actions per token and 4 per node made, plus the SWAPs the stack's depth may need:
+// past it only moves towards CLOSE are allowed), so early validation stays fast: about 30 s per epoch on one
+// CPU thread. The searches take no max_steps: each input's limit is what the grammar says a parse of it can
+// take (grammar.max_steps), so longer sentences than The Little Prince's are never cut by a limit set for it;
+// an output that was wrapped up or cut short says so in a '# ::warning' line. A time budget for CPU runs (every row
 // of a comparison gets the same one):
 //   toolkit train jsonnet_configs/amr_stack_transformer.jsonnet -s runs/amr_stack_buffer -o '{"trainer.max_minutes": 60}'
 // Ablation, same budget: the plain Transformer over the same actions (no stack/buffer heads):
@@ -45,11 +48,12 @@ local common = { input_dim: dim, layers: { num_layers: layers, num_heads: heads,
       masked_layers: null,  // all layers
       position_embeddings: true,
       max_position: 32,
+      positional_encoding: { type: 'sinusoidal', max_length: 4096 },  // action sequences longer than 1,024 (1,231 in news text)
     },
     tie_output_embeddings: true,
     label_smoothing: 0.1,
     source_token_dropout: 0.1,
-    search: { type: 'beam', beam_size: 5, max_steps: 400 },  // the longest training graph takes 347 actions
+    search: { type: 'beam', beam_size: 5 },  // steps per input from the grammar (the longest training graph takes 347 actions)
   },
   metrics: [{ type: 'smatch', seed: 13 }],
   trainer: {
@@ -58,7 +62,7 @@ local common = { input_dim: dim, layers: { num_layers: layers, num_heads: heads,
     num_epochs: 60,
     patience: 8,
     validation_metric: '+smatch',
-    validation_search: { type: 'greedy', max_steps: 400 },
+    validation_search: { type: 'greedy' },
     num_checkpoints_to_average: 3,
     grad_norm: 1.0,
     max_tokens: 3072,  // source words + actions per batch

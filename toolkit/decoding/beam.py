@@ -40,7 +40,7 @@ class BeamSearch(Search):
         self,
         beam_size: PositiveInt = 5,
         length_penalty: float = 1.0,
-        max_steps: PositiveInt = 500,
+        max_steps: PositiveInt | None = None,
         use_cache: bool = True,
         early_stopping: bool | None = None,
         execution_guided: Executor | None = None,
@@ -53,13 +53,14 @@ class BeamSearch(Search):
     def hypotheses_per_input(self) -> int:
         return self.beam_size
 
-    def search(self, model, batch, states):
-        ranked = self.ranked(model, batch, states)
+    def search(self, model, batch, states, limits=None):
+        ranked = self.ranked(model, batch, states, limits)
         return self.guide(ranked) if self.execution_guided is not None else [hypotheses[0] for hypotheses in ranked]
 
-    def ranked(self, model, batch, states) -> list[list]:
-        """Each sentence's finished hypotheses, best first (see :meth:`ranking`)."""
+    def ranked(self, model, batch, states, limits=None) -> list[list]:
+        """Each sentence's finished hypotheses, best first (see :meth:`ranking`); *limits*: each sentence's step limit."""
         beam = self.beam_size
+        limits = [self.max_steps] * len(states) if limits is None else limits
         device = batch["source"].device
         hypotheses = [state for state in states for _ in range(beam)]
         scores = torch.full((len(states), beam), float("-inf"), device=device)
@@ -76,12 +77,13 @@ class BeamSearch(Search):
         slot = torch.full((len(states) * beam,), -1, dtype=torch.long, device=device)
         slot[::beam] = reading = torch.arange(len(states), device=device)
         early_stopping = self.early_stopping if self.early_stopping is not None else self.execution_guided is None
-        for _ in range(self.max_steps):
+        for step in range(max(limits, default=0)):
             final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(-1, beam)  # (B, K)
             if early_stopping:  # drop the open hypotheses of sentences whose best one is finished
                 done = final.gather(1, scores.argmax(dim=1, keepdim=True))  # (B, 1)
                 scores = scores.masked_fill(done & ~final, float("-inf"))
-            finished = (final | ~torch.isfinite(scores)).all(dim=1)  # (B,): nothing left to extend
+            at_limit = torch.tensor([step >= limits[sentence] for sentence in sentences], device=device)
+            finished = (final | ~torch.isfinite(scores)).all(dim=1) | at_limit  # (B,): nothing left to extend, or no step left
             if finished.any():  # such sentences leave the batch, so later steps run on fewer rows
                 for row in finished.nonzero().flatten().tolist():
                     winners[sentences[row]] = [hypotheses[row * beam + k] for k in self.ranking(scores[row], final[row], lengths[row])]
@@ -114,7 +116,7 @@ class BeamSearch(Search):
             row_of_live[live] = torch.arange(len(live), device=device)
             slot = row_of_live[source]  # a live hypothesis always extends a live one (its score is finite, it was not final)
         final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(-1, beam)
-        for row, sentence in enumerate(sentences):  # max_steps reached
+        for row, sentence in enumerate(sentences):  # the longest limit reached
             winners[sentence] = [hypotheses[row * beam + k] for k in self.ranking(scores[row], final[row], lengths[row])]
         return winners
 
@@ -135,7 +137,7 @@ class BeamSearch(Search):
 
     def ranking(self, scores: torch.Tensor, final: torch.Tensor, lengths: torch.Tensor) -> list[int]:
         """The beams of one sentence, best first: its finished ones by length-penalised score; with
-        none finished (``max_steps`` reached), the best raw score alone. The first is the winner.
+        none finished (its step limit reached), the best raw score alone. The first is the winner.
         """
         if not final.any():
             return [int(scores.argmax())]

@@ -7,18 +7,19 @@ from toolkit.decoding.search import Search
 
 @Search.register("greedy")
 class GreedySearch(Search):
-    """Decodes a batch step by step; finished sentences leave the batch, so late steps run on few rows."""
+    """Decodes a batch step by step; finished sentences (and those at their step limit) leave the batch, so late steps run on few rows."""
 
-    def search(self, model, batch, states):
+    def search(self, model, batch, states, limits=None):
         states = list(states)
+        limits = [self.max_steps] * len(states) if limits is None else limits
         context = model.start_decoding(batch, self.use_cache)
         active = list(range(len(states)))  # rows of the original batch still decoding
         prefix = torch.full((len(states), 1), model.bos_index, dtype=torch.long, device=batch["source"].device)
-        for _ in range(self.max_steps):
-            keep = [row for row, i in enumerate(active) if not states[i].is_final()]
+        for step in range(max(limits, default=0)):
+            keep = [row for row, i in enumerate(active) if not states[i].is_final() and step < limits[i]]
             if not keep:
                 break
-            if len(keep) < len(active):  # drop finished sentences from the batch
+            if len(keep) < len(active):  # drop finished sentences, and those at their limit, from the batch
                 keep = fill_from_the_end(keep)
                 index = torch.tensor(keep, device=prefix.device)
                 context, prefix, active = context.reorder(index), prefix[index], [active[row] for row in keep]

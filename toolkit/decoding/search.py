@@ -6,6 +6,7 @@ symbols to the states. Every grammar therefore gets greedy and beam search for f
 prediction is a final (well-formed) state.
 """
 
+import logging
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -15,6 +16,9 @@ from toolkit.data.example import Example
 from toolkit.from_params import PositiveInt
 from toolkit.grammars.grammar import Grammar, State
 from toolkit.registrable import Registrable
+
+logger = logging.getLogger(__name__)
+DEFAULT_MAX_STEPS = 500  # an input's step limit where neither the config nor the grammar gives one
 
 
 class DecodingContext(Protocol):
@@ -46,19 +50,47 @@ class IncrementalModel(Protocol):
 
 
 class Search(Registrable):
-    """Turns initial grammar states into final ones, one batch at a time."""
+    """Turns initial grammar states into final ones, one batch at a time.
+
+    *max_steps* is one step limit for every input. Left out, each input has its own: what its
+    grammar says a decode of it can take (:meth:`Grammar.max_steps`, e.g. ``2n`` for a dependency
+    parse), else ``DEFAULT_MAX_STEPS``, and no more than the decoder has positions for; so a limit
+    set for one corpus does not cut the longer inputs of another. A state the search leaves unfinished
+    at its limit is cut short: ``cut_short`` counts those inputs, and its result is what the grammar
+    makes of a partial output (AMR's says so in a ``# ::warning`` line).
+    """
 
     default_implementation = "greedy"
     hypotheses_per_input = 1  # rows a search decodes per input sentence; prediction sizes its batches by it
 
-    def __init__(self, max_steps: PositiveInt = 500, use_cache: bool = True):
-        self.max_steps, self.use_cache = max_steps, use_cache
+    def __init__(self, max_steps: PositiveInt | None = None, use_cache: bool = True):
+        self.fixed_steps = max_steps is not None
+        self.max_steps, self.use_cache = max_steps or DEFAULT_MAX_STEPS, use_cache
+        self.cut_short = 0
 
-    def search(self, model: IncrementalModel, batch: dict[str, torch.Tensor], states: Sequence[State]) -> list[State]:  # pragma: no cover - abstract
+    def search(
+        self, model: IncrementalModel, batch: dict[str, torch.Tensor], states: Sequence[State], limits: Sequence[int] | None = None
+    ) -> list[State]:  # pragma: no cover - abstract
+        """Final states (or those left at their step limit) for *states*; *limits*: each one's (default: ``max_steps``)."""
         raise NotImplementedError
+
+    def step_limits(self, model: IncrementalModel, examples: Sequence[Example]) -> list[int] | None:
+        """Each input's step limit (see the class docstring); ``None`` where ``max_steps`` is one limit for all."""
+        if self.fixed_steps:
+            return None
+        positions = getattr(model, "max_output_length", None) or float("inf")
+        bounds = [model.grammar.max_steps(example) for example in examples]
+        return [int(min(self.max_steps if bound is None else bound, positions)) for bound in bounds]
 
     @torch.no_grad()
     def results(self, model: IncrementalModel, examples: Sequence[Example]) -> list[Any]:
         """Decode *examples* (one batch) from the grammar's initial states; each final state's result."""
         states = [model.grammar.initial_state(example) for example in examples]
-        return [state.result() for state in self.search(model, model.decoding_batch(examples), states)]
+        batch, limits = model.decoding_batch(examples), self.step_limits(model, examples)
+        states = self.search(model, batch, states) if limits is None else self.search(model, batch, states, limits)
+        if short := sum(not state.is_final() for state in states):
+            self.cut_short += short
+            logger.info(
+                "%d of %d inputs reached the search's step limit unfinished; their outputs are cut short (%d so far)", short, len(states), self.cut_short
+            )
+        return [state.result() for state in states]

@@ -82,3 +82,6 @@ class AnonymizedGrammar(Grammar):
 
     def max_actions(self, words: int) -> int | None:
         return self.grammar.max_actions(words)
+
+    def max_steps(self, example: Example) -> int | None:
+        return self.grammar.max_steps(self.anonymized(example))

@@ -122,6 +122,13 @@ class Grammar(Registrable):
         """
         return None
 
+    def max_steps(self, example: Example) -> int | None:
+        """The most symbols any decode of *example* can take, where the grammar bounds it: a search without
+        an explicit ``max_steps`` stops there, so every input gets the steps its own size needs. By default
+        :meth:`max_actions` of its words; ``None``: unbounded here (the search's default limit applies).
+        """
+        return self.max_actions(len(example.tokens))
+
     def data_report(self, examples: Sequence[Example]) -> dict[str, int]:
         """Counts worth a line in the training log (e.g. trees deeper than a positional encoding reaches)."""
         return {}

@@ -47,3 +47,6 @@ class SequenceGrammar(Grammar):
 
     def initial_state(self, example: Example) -> SequenceState:
         return SequenceState((), self.max_length)
+
+    def max_steps(self, example: Example) -> int:
+        return self.max_length + 1  # the tokens, then the end symbol

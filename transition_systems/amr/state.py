@@ -32,10 +32,12 @@ Actions (the paper's set; a label follows the first colon):
   so the graph can always still be connected).
 - ``CLOSE`` ends the parse: every token is consumed, the top is set and the graph is connected.
 
-Past the grammar's action budget (``max_actions_per_token`` per token) a state *wraps up*: it
-allows only moves that bring the parse strictly closer to ``CLOSE`` (SHIFT; then the top; arcs
-that join two components; REDUCE of a node whose component stays on the stack). An untrained
-model that would otherwise SWAP and attach until ``max_steps`` thus ends with a connected graph.
+Past the grammar's action budget (``AmrTransitionSystem.action_budget``: per token, per node made,
+and the SWAPs the stack's depth may need) a state *wraps up*: it allows only moves that bring the
+parse strictly closer to ``CLOSE`` (SHIFT; then the top; arcs that join two components; REDUCE of a
+node whose component stays on the stack). An untrained model that would otherwise SWAP and attach
+without end thus ends with a connected graph, within the grammar's ``max_steps``. A result says in
+a ``# ::warning`` line when its parse was wrapped up, or cut short before ``CLOSE`` by the search.
 
 States are values (a frozen dataclass of tuples), and :class:`AmrAllowed`, the answer of
 ``allowed()``, is hashable, so the model memoises its vocabulary masks.
@@ -257,6 +259,7 @@ class AmrState(State):
     top: int = -1
     swaps: int = 0  # SWAPs in a row
     steps: int = 0  # actions so far, against the grammar's action budget
+    room: int = 0  # SWAPs the budget gives the nodes made: per node, the stack below it when made, less one
     closed: bool = False
 
     # ------------------------------------------------------------ State interface
@@ -270,11 +273,11 @@ class AmrState(State):
         if self.closed:
             return AmrAllowed()
         system, n = self.system, len(self.sentence.tokens)
-        if self.steps >= system.action_budget(n):
+        if self.steps >= system.action_budget(n, len(self.labels), self.room):
             return self._wrap_up()
         tokens_left = self.cursor < n
         room = len(self.labels) < system.node_limit(n)
-        create = tokens_left and self.here < system.max_nodes_per_span and room
+        create = tokens_left and (system.max_nodes_per_span is None or self.here < system.max_nodes_per_span) and room
         merge = tokens_left and self.here == 0 and self.span_end < n and self.span_end - self.cursor < system.max_merge
         shift = tokens_left and (self.span_end < n or bool(self.labels))
         depth = len(self.stack)
@@ -405,8 +408,16 @@ class AmrState(State):
         return self.closed
 
     def result(self) -> str:
-        """The graph as one-line PENMAN; valid for any state (a cut-short parse is repaired, an empty one is a placeholder)."""
-        return encode(self.labels, self.edges, self.top)
+        """The graph as one-line PENMAN; valid for any state (a cut-short parse is repaired, an empty one is a placeholder).
+        A parse that hit a limit says so in a ``# ::warning`` line before it, which the predictor's output keeps.
+        """
+        graph = encode(self.labels, self.edges, self.top)
+        n = len(self.sentence.tokens)
+        if not self.closed:
+            return f"# ::warning cut short: decoding stopped after {self.steps} actions, before CLOSE; the graph is completed as it stood\n{graph}"
+        if self.steps > (budget := self.system.action_budget(n, len(self.labels), self.room)):
+            return f"# ::warning wrapped up: the parse reached its action budget ({budget} actions for {n} tokens and {len(self.labels)} nodes)\n{graph}"
+        return graph
 
     # ------------------------------------------------------------ helpers
 
@@ -498,6 +509,7 @@ class AmrState(State):
             parts=self.parts + 1,
             here=self.here + 1,
             swaps=0,
+            room=self.room + max(len(self.stack) - 1, 0),
         )
 
     def components(self) -> tuple[int, ...]:

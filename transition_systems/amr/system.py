@@ -90,16 +90,27 @@ class AmrTransitionSystem(Grammar):
             training oracle used, as the model's vocabulary holds only those (what :meth:`fit`
             records when restricting; ``None``: any).
         max_merge: the longest span ``MERGE`` builds (tokens).
-        max_nodes_per_span: how many nodes one span may make.
-        max_nodes: how many nodes a graph may have (bounds a runaway decode).
-        max_nodes_per_token: and at most this many per token, plus 4 (the Little Prince has at
-            most 1.4; an ENTITY's name and strings count too).
-        max_actions_per_token: the action budget: after this many actions per token, plus 10,
-            the state only allows moves that finish the graph (see ``AmrState.allowed``), so even
-            an untrained model's decode ends, well-formed, in a bounded number of steps. The
-            Little Prince oracle needs at most 4.5. :meth:`fit` raises this and the node caps
-            above to what the training data's oracle needs (times 1.25), so a cap never cuts
-            a graph of the data the grammar was fitted on.
+        max_nodes_per_span: how many nodes one span may make; ``null`` (the default): as many as
+            the sentence may (:meth:`node_limit`), a cap no graph of it can exceed (another
+            corpus needed 33 where The Little Prince needs 8).
+        max_nodes: how many nodes a graph may have at most, whatever its length (bounds a runaway
+            decode of a very long input); ``null``: only the per-token cap below.
+        max_nodes_per_token: a graph may have this many nodes per token, plus 4 (the Little
+            Prince has at most 1.4; an ENTITY's name and strings count too): the cap that bounds
+            a runaway decode.
+        max_actions_per_token, max_actions_per_node: the action budget (:meth:`action_budget`):
+            10 actions, plus this many per token, plus this many per node made so far, plus the
+            SWAPs the nodes made so far may need to reach the nodes below them (the stack below
+            each new node, less one: what one turn of the stack takes). Past it the state only
+            allows moves that finish the graph (see ``AmrState.allowed``), so even an untrained
+            model's decode ends, well-formed, within :meth:`max_steps`. The budget follows the
+            graph being built, not a corpus: a token takes one SHIFT or MERGE, a node one
+            creation, its arcs and a REDUCE, and the SWAPs, the only part that grows faster than
+            the graph, are paid as the stack deepens. The Little Prince oracle needs at most 0.7
+            actions per node (besides 2 per token), Little Prince sentences joined into inputs of
+            up to 234 tokens none. :meth:`fit` raises these and the node caps above to what the
+            training data's oracle needs (times 1.25), so a cap never cuts a graph of the data
+            the grammar was fitted on.
         smatch_seed: the seed of Smatch's random restarts in ``toolkit oracle``.
         force_align: make the nodes no alignment rule reaches at a graph neighbour's token (the
             paper's trick). ``false`` leaves them out of the oracle (to measure what the trick is
@@ -126,17 +137,18 @@ class AmrTransitionSystem(Grammar):
         open_labels: list[str] | None = None,
         copy_labels: list[str] | None = None,
         max_merge: int = 8,
-        max_nodes_per_span: int = 24,
-        max_nodes: int = 200,
+        max_nodes_per_span: int | None = None,
+        max_nodes: int | None = 200,
         max_nodes_per_token: float = 3.0,
-        max_actions_per_token: float = 6.0,
+        max_actions_per_token: float = 2.0,
+        max_actions_per_node: float = 4.0,
         smatch_seed: int = 13,
         force_align: bool = True,
         dictionaries: str | None = None,
         frames: dict[str, str] | None = None,
     ) -> None:
         for key, value in (("max_merge", max_merge), ("max_nodes_per_span", max_nodes_per_span), ("max_nodes", max_nodes)):
-            if value < 1:
+            if value is not None and value < 1:
                 raise ConfigurationError(f"grammar.{key} must be >= 1, got {value}")
         self.restrict_pred_labels = restrict_pred_labels
         if open_label_lemmas < 0:
@@ -151,9 +163,10 @@ class AmrTransitionSystem(Grammar):
         if pred_labels is not None:
             self.pred_labels = {lemma: frozenset(labels) | self.open_labels for lemma, labels in pred_labels.items()}
         self.max_merge, self.max_nodes_per_span, self.max_nodes = max_merge, max_nodes_per_span, max_nodes
-        if max_actions_per_token <= 0:
-            raise ConfigurationError(f"must be > 0, got {max_actions_per_token}", key="max_actions_per_token")
-        self.max_nodes_per_token, self.max_actions_per_token = max_nodes_per_token, max_actions_per_token
+        for key, value in (("max_actions_per_token", max_actions_per_token), ("max_actions_per_node", max_actions_per_node)):
+            if value <= 0:
+                raise ConfigurationError(f"must be > 0, got {value}", key=key)
+        self.max_nodes_per_token, self.max_actions_per_token, self.max_actions_per_node = max_nodes_per_token, max_actions_per_token, max_actions_per_node
         self.smatch_seed, self.force_align = smatch_seed, force_align
         self.dictionaries, self.frames = dictionaries, frames
         self.refused: set[object] = set()  # the examples over the node limit already warned about
@@ -179,11 +192,26 @@ class AmrTransitionSystem(Grammar):
 
     def node_limit(self, tokens: int) -> int:
         """The most nodes a graph of a *tokens*-token sentence may have."""
-        return min(self.max_nodes, int(self.max_nodes_per_token * tokens) + 4)
+        limit = int(self.max_nodes_per_token * tokens) + 4
+        return limit if self.max_nodes is None else min(self.max_nodes, limit)
 
-    def action_budget(self, tokens: int) -> int:
-        """How many actions a parse of a *tokens*-token sentence takes freely before it must wrap up."""
-        return int(self.max_actions_per_token * tokens) + 10
+    def action_budget(self, tokens: int, nodes: int = 0, room: int = 0) -> int:
+        """How many actions a parse of a *tokens*-token sentence takes freely before it must wrap up, once it has
+        made *nodes* nodes and earned *room* SWAPs (``AmrState.room``).
+        """
+        return int(self.max_actions_per_token * tokens + self.max_actions_per_node * nodes) + room + 10
+
+    def max_steps(self, example: Example) -> int:
+        """The most actions any parse of *example* takes: the budget once the most nodes are made, each pushed on a
+        stack holding all the others (the most room), then the wrap-up's moves (a SHIFT per token; a node, the top,
+        and per node a join or a REDUCE: see ``AmrState._wrap_up``). Quadratic in the node cap only through a
+        stack no parse of a real graph builds; a decode ends long before.
+        """
+        tokens = len(example.tokens)
+        made = self.node_limit(tokens)  # creations: each needs room for one more node
+        nodes = made + 1 + max(self.max_merge, DEMONYM_WORDS)  # the last an ENTITY or DEMONYM with its name and strings
+        room = max(made - 1, 0) * max(made - 2, 0) // 2
+        return self.action_budget(tokens, nodes, room) + tokens + 2 * nodes + 3
 
     # ------------------------------------------------------------ Grammar interface
 
@@ -297,7 +325,7 @@ class AmrTransitionSystem(Grammar):
     def fit_caps(self, examples: Sequence[Example]) -> dict[str, float]:
         """Raise the caps that bound a decode (nodes, nodes per span and per token, actions per token) to what
         the oracle needs on *examples*, with a margin, so that no graph of them falls back because of a cap
-        set for the data the defaults were chosen on. Returns the raised caps.
+        set for the data the defaults were chosen on; caps left at ``null`` stay so. Returns the raised caps.
         """
         unbounded = copy.copy(self)
         unbounded.max_nodes = unbounded.max_nodes_per_span = UNBOUNDED
@@ -310,22 +338,25 @@ class AmrTransitionSystem(Grammar):
                 continue
             if status == "fallback":
                 continue
-            state, per_span = unbounded.initial_state(example), 0
-            for action in actions:
+            state, per_span, per_token = unbounded.initial_state(example), 0, 0.0
+            tokens = len(state.sentence.tokens)
+            for action in actions:  # the budget is checked before each action, against the nodes and room made so far
+                spare = state.steps + 1 - self.action_budget(0, len(state.labels), state.room)
+                per_token = max(per_token, spare / tokens)
                 state = state.apply(action)
                 per_span = max(per_span, state.here)
-            tokens, nodes = len(state.sentence.tokens), len(state.labels)
+            nodes = len(state.labels)
             for key, need in (
                 ("max_nodes", nodes),
                 ("max_nodes_per_span", per_span),
                 ("max_nodes_per_token", (nodes - 4) / tokens),
-                ("max_actions_per_token", (len(actions) - 10) / tokens),
+                ("max_actions_per_token", per_token),
             ):
                 needs[key] = max(needs.get(key, 0), need)
         raised: dict[str, float] = {}
         for key, need in needs.items():
             wanted = math.ceil(need * CAP_MARGIN) if key in ("max_nodes", "max_nodes_per_span") else round(need * CAP_MARGIN + 0.05, 1)
-            if wanted > getattr(self, key):
+            if getattr(self, key) is not None and wanted > getattr(self, key):
                 setattr(self, key, wanted)
                 raised[key] = wanted
         return raised

@@ -1,0 +1,130 @@
+"""Limits that follow the input, not a corpus (issue 53): the AMR grammar's caps and action budget, the searches'
+step limits, and the word a search gives when it stopped at one.
+
+Fitted on The Little Prince, the caps were 6 actions per token and 24 nodes per span, and the search's
+``max_steps`` 400; another corpus needed 21 actions per token, 33 nodes at one span and 1,231 actions,
+and fell back to one-node graphs. Little Prince sentences joined show the same: five of them (97 tokens)
+need 6.5 actions per token, twelve (247 tokens) 8.9, as deeper stacks take more SWAPs.
+"""
+
+import penman
+import pytest
+import torch
+
+from predictors.amr import penman_block, readable
+from tests.conftest import data_root
+from toolkit.data.dataset_readers import DatasetReader
+from toolkit.data.example import Example
+from toolkit.decoding import BeamSearch, GreedySearch
+from toolkit.grammars import Grammar, SequenceGrammar
+from toolkit.models import Model
+from toolkit.plugins import import_builtin_components
+from toolkit.training.train import build_vocabulary
+from transition_systems.amr import AmrTransitionSystem
+
+import_builtin_components()
+
+
+@pytest.fixture(scope="module")
+def little_prince():
+    folder = data_root() / "amr-little-prince"
+    if not folder.exists():
+        pytest.skip(f"The Little Prince AMR data not found at {folder}")
+    reader = DatasetReader.by_name("penman")()
+    return {split: reader.read(folder / f"amr-bank-struct-v3.0-{split}.txt") for split in ("train", "dev")}
+
+
+def joined(examples: list[Example]) -> Example:
+    """The sentences as one input, their graphs under one ``multi-sentence`` node (as a document's AMR)."""
+    triples = [("m", ":instance", "multi-sentence")]
+    for i, example in enumerate(examples, start=1):
+        graph = AmrTransitionSystem.target(example)
+        renamed = {variable: f"s{i}{variable}" for variable in graph.variables()}
+        triples.append(("m", f":snt{i}", renamed[graph.top]))
+        triples += [(renamed[source], role, target if role == ":instance" else renamed.get(target, target)) for source, role, target in graph.triples]
+    return Example([token for example in examples for token in example.tokens], target=penman.Graph(triples, top="m"), meta={"path": "joined"})
+
+
+def replayed(grammar: AmrTransitionSystem, example: Example, actions: list[str]):
+    state = grammar.initial_state(example)
+    for action in actions:
+        state = state.apply(action)
+    return state
+
+
+@pytest.mark.parametrize("start, count", [(50, 5), (48, 12)], ids=["97 tokens", "247 tokens"])
+def test_a_sentence_far_longer_than_training_is_derived_without_fallback(little_prince, start, count):
+    short = [example for example in little_prince["train"] if len(example.tokens) <= 12]
+    grammar = AmrTransitionSystem(restrict_pred_labels=False)  # every label allowed: any loss would be a cap's
+    grammar.fit(short)
+    long = joined(little_prince["dev"][start : start + count])
+    assert len(long.tokens) > 8 * 12
+    actions, status = grammar.run_oracle(long)
+    # 645 and 2,210 actions: 6.5 and 8.9 per token, where the caps of 6 per token fell back
+    assert status == "exact" and (len(actions) - 10) / len(long.tokens) > 6
+    assert replayed(grammar, long, actions).result() == grammar.gold(long)
+    assert len(actions) <= grammar.max_steps(long)
+
+
+def test_a_dense_short_sentence_is_derived_without_fallback():
+    """33 nodes that no word spells, force-aligned to one token of ten, each tied to the first and the one before:
+    16 actions per token and 33 nodes at one span, as in the corpus where the caps of 6 and 24 fell back.
+    """
+    triples = [("h", ":instance", "hub")] + [(f"c{i}", ":instance", f"c{i}") for i in range(1, 33)]
+    triples += [("h", f":op{i}", f"c{i}") for i in range(1, 33)] + [(f"c{i}", ":mod", f"c{i + 1}") for i in range(1, 32)]
+    words = tuple(f"w{i}" for i in range(10))
+    dense = Example(list(words), target=penman.Graph(triples, top="h"), meta={"lemmas": words})
+    grammar = AmrTransitionSystem()
+    actions, status = grammar.run_oracle(dense)
+    state = replayed(grammar, dense, actions)
+    assert status == "exact" and state.result() == grammar.gold(dense)
+    assert (len(actions) - 10) / 10 > 16 and len(state.labels) == 33 and len(set(state.anchors)) == 1
+
+
+def test_grammars_bound_their_inputs_steps():
+    sentence = Example(["a", "b", "c"], meta={"lemmas": ("a", "b", "c")})
+    assert Grammar.by_name("arc_standard")().max_steps(sentence) == 6  # a SHIFT and an arc per word
+    assert SequenceGrammar(max_length=50).max_steps(sentence) == 51  # the tokens and the end symbol
+    amr, longer = AmrTransitionSystem(), Example(["a"] * 30, meta={"lemmas": ("a",) * 30})
+    assert amr.max_steps(sentence) > amr.action_budget(3, amr.node_limit(3)) and amr.max_steps(longer) > 10 * amr.max_steps(sentence)
+
+
+def tiny_model(examples: list[Example]) -> Model:
+    """A random width-16 Stack-Transformer over the AMR actions of *examples*."""
+    grammar = AmrTransitionSystem()
+    grammar.fit(examples)
+    torch.manual_seed(0)
+    small = {"input_dim": 16, "layers": {"num_layers": 1, "num_heads": 2, "ff_dim": 32, "dropout": 0.0}}
+    params = {"type": "encoder_decoder", "encoder": {"type": "transformer", **small}, "decoder": {"type": "stack_transformer", **small}}
+    return Model.from_params(params, vocab=build_vocabulary(examples, grammar), grammar=grammar).eval()
+
+
+def test_a_search_stopped_by_its_limit_says_so(little_prince):
+    examples = [example for example in little_prince["dev"] if len(example.tokens) <= 10][:4]
+    model = tiny_model(examples)
+    for search in (GreedySearch(max_steps=3), BeamSearch(beam_size=2, max_steps=3)):
+        outputs = model.predict(examples, search)
+        assert search.cut_short == len(examples)
+        assert all(penman.decode(output).metadata["warning"].startswith("cut short: decoding stopped after 3 actions") for output in outputs)
+        block = penman_block(1, "a sentence", ["a", "sentence"], readable(outputs[0]))
+        assert "\n# ::warning cut short: " in block and penman.decode(block).instances()  # the predictor's PENMAN keeps it
+    # no max_steps: each input's own limit from the grammar, within which every parse ends
+    search = GreedySearch()
+    limits = search.step_limits(model, examples)
+    assert limits == [min(model.grammar.max_steps(example), model.max_output_length) for example in examples] and len(set(limits)) > 1
+    outputs = model.predict(examples, search)
+    assert search.cut_short == 0 and all("cut short" not in output for output in outputs)
+
+
+def test_a_wrapped_up_parse_says_so():
+    grammar = AmrTransitionSystem(max_actions_per_token=1.0, max_actions_per_node=0.1, max_nodes_per_token=10.0)
+    state = grammar.initial_state(Example(["a", "b"], meta={"lemmas": ("a", "b")}))
+    for action in ["COPY_LEMMA", "COPY_LEMMA", "LA:ARG0"] + ["DEPENDENT:mod:y"] * 10:  # budget: int(2 + 0.1 x 12 nodes) + 10 = 13
+        state = state.apply(action)
+    assert state.steps == 13 and "DEPENDENT:mod:y" not in state.allowed()
+    for action in ["SHIFT", "SHIFT", "LA:root", "CLOSE"]:
+        state = state.apply(action)
+    assert (
+        state.is_final()
+        and penman.decode(state.result()).metadata["warning"] == "wrapped up: the parse reached its action budget (13 actions for 2 tokens and 12 nodes)"
+    )
