@@ -37,12 +37,14 @@ from toolkit.data.tokenization import spacy_installed, spacy_tokens, treebank_to
 from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.evaluation import predict
+from toolkit.extras import install_hint
 from toolkit.files import OverlongLine, check_line
 from transition_systems.configuration import NO_LABEL
 
 logger = logging.getLogger(__name__)
 
 HEAD_LINES = 10_000  # lines read, at most, to tell CoNLL-U input from plain text
+MAX_WORDS = 1_000  # the longest sentence parsed where the model itself sets no limit (EWT's longest has 159 words)
 
 
 def without_ending(line: str) -> str:
@@ -78,7 +80,7 @@ def make_tokenizer(name: str) -> tuple[Tokenizer, str]:
     if name == "treebank" or (name == "auto" and not spacy_installed()):
         return treebank_tokens, "treebank"
     if not spacy_installed():
-        raise ConfigurationError('the spaCy tokenizer needs spaCy: pip install "spacy>=3.8,<3.9"')
+        raise ConfigurationError(f"the spaCy tokenizer needs spaCy: {install_hint('spacy')}")
     return spacy_tokens, "spacy"
 
 
@@ -98,8 +100,10 @@ class DependencyPredictor(Predictor):
         self.max_words = self.word_limit()
 
     def word_limit(self) -> int:
-        """The longest sentence the model can decode (:meth:`~toolkit.models.model.Model.max_decodable_words`)."""
-        return self.model.max_decodable_words(self.search)
+        """The longest sentence the model can decode (:meth:`~toolkit.models.model.Model.max_decodable_words`),
+        or ``MAX_WORDS`` where it knows no limit, so that reading a sentence holds bounded memory.
+        """
+        return self.model.max_decodable_words(self.search) or MAX_WORDS
 
     # ------------------------------------------------------------ reading
 

@@ -148,6 +148,8 @@ def test_arc_swap_fit_learns_the_swap_budget_that_bounds_decoding_but_not_the_or
         raise AssertionError("the sixth swap was never refused")
     unfitted = system("arc_swap")
     assert unfitted.max_actions(9) == 18 and unfitted.initial_state(HEARING).swap_budget is None  # as archives before the budget
+    assert unfitted.max_steps(HEARING) == 18 + 81 > len(unfitted.oracle(HEARING))  # a search gives its swaps room to end
+    assert tight.max_steps(HEARING) == tight.max_actions(9) == 2 * (9 + 5)
 
 
 def test_projective_order_and_components_of_the_hearing_example():

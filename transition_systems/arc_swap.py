@@ -8,7 +8,8 @@ A parse has a swap budget, learned by ``fit``: the most swaps per word any train
 needed (``max_swaps_per_word``, recorded in the config), so a parse of *n* words takes at most
 ``2 (n + ceil(rate * n))`` actions (a swapped word is shifted again), and the predictor's longest
 sentence for the search's ``max_steps`` is one whose parse surely ends. (Unfitted, as in archives
-made before the budget, SWAP is unbounded and ``max_actions`` counts ``2n``.)
+made before the budget, SWAP is unbounded: ``max_actions`` counts ``2n``, and a search without a
+fixed ``max_steps`` gives each input the ``2n + n^2`` steps that surely end it.)
 
 The static oracle sorts the words into the tree's *projective order* (in-order traversal, in
 which the tree is projective) and parses that order arc-standard style: an arc when the gold tree
@@ -120,6 +121,11 @@ class ArcSwap(TransitionSystem):
 
     def max_actions(self, words: int) -> int:
         return 2 * (words + (self.swap_budget(words) or 0))  # a swapped word is shifted again
+
+    def max_steps(self, example: Example) -> int:
+        """Unfitted, SWAP is unbounded: a run still ends within ``2n + n^2`` actions (no pair swaps back)."""
+        words = len(example.tokens)
+        return self.max_actions(words) if self.max_swaps_per_word is not None else 2 * words + words**2
 
     def initial_state(self, example: Example) -> SwapConfiguration:
         """Decoding's start: with the sentence's swap budget."""

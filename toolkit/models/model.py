@@ -42,13 +42,14 @@ class Model(nn.Module, Registrable):
 
     def max_decodable_words(self, search: Any = None) -> int | None:
         """The longest input decoded whole: its words must fit the encoder's positions, and its symbols
-        (``grammar.max_actions(n)``, ``2n`` for the shipped transition systems) the search's
-        ``max_steps`` and the decoder's positions. A longer one is read or decoded cut short.
-        ``None``: no limit this model knows of.
+        (``grammar.max_actions(n)``, ``2n`` for the shipped transition systems) the decoder's positions
+        and a search's explicit ``max_steps`` (without one, each input gets the steps its size needs).
+        A longer one is read or decoded cut short. ``None``: no limit this model knows of.
         """
         grammar, words = getattr(self, "grammar", None), self.max_input_length
         searching = search or getattr(self, "search", None)
-        steps = min(filter(None, [getattr(searching, "max_steps", None), self.max_output_length]), default=None)
+        fixed = getattr(searching, "max_steps", None) if getattr(searching, "fixed_steps", True) else None
+        steps = min(filter(None, [fixed, self.max_output_length]), default=None)
         if grammar is None or steps is None or grammar.max_actions(1) is None:
             return words
         limit, most = 0, words or steps
