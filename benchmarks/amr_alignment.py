@@ -25,7 +25,8 @@ graphs, so each (result, gold) pair is scored once per run (its score is seeded,
 same), the training split is replayed once (fitted on itself is fitted on train), and the
 alignment counts come from the replays.
 
-    python benchmarks/amr_alignment.py [--data DATA_ROOT/amr-little-prince] [--dictionaries DIR] [--gold FILE]
+    python benchmarks/amr_alignment.py [--data DATA_ROOT/amr-little-prince] [--dictionaries DIR] [--gold FILE] [--mentions auto|spacy|rules|none]
+        [--held-out FILE]
 """
 
 import argparse
@@ -67,7 +68,7 @@ class SmatchOnce(Smatch):
 
 def lost_labels(fitted: AmrTransitionSystem, examples: list) -> Counter:
     """Gold PRED labels and copies the grammar fitted on train does not allow where the oracle needs them, by why."""
-    free = AmrTransitionSystem(force_align=fitted.force_align, dictionaries=fitted.dictionaries, frames=fitted.frames)
+    free = AmrTransitionSystem(force_align=fitted.force_align, dictionaries=fitted.dictionaries, frames=fitted.frames, mentions=fitted.mentions)
     seen = {label for labels in (fitted.pred_labels or {}).values() for label in labels}
     counts: Counter = Counter()
     for example in examples:
@@ -85,11 +86,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=None, help="the amr-little-prince folder (default: DATA_ROOT/amr-little-prince)")
     parser.add_argument("--dictionaries", default=str(Path(data_root()) / "amr-dictionaries"))
+    parser.add_argument("--mentions", default="auto", choices=("auto", "spacy", "rules", "none"), help="the grammar's NAME and DATE mentions")
+    parser.add_argument("--held-out", type=Path, default=None, help="a PENMAN file scored as one more split (e.g. tests/fixtures/amr_entities_heldout.txt)")
     parser.add_argument("--gold", type=Path, default=REPOSITORY / "tests" / "fixtures" / "amr_gold_alignments.txt")
     args = parser.parse_args()
     folder = args.data or Path(data_root()) / "amr-little-prince"
     reader = DatasetReader.by_name("penman")()
     data = {split: reader.read(folder / f"amr-bank-struct-v3.0-{split}.txt") for split in SPLITS}
+    if args.held_out:  # another corpus, scored like a split (fitted on itself, and on The Little Prince's train)
+        data[args.held_out.stem] = reader.read(args.held_out)
     gold = read_gold_alignments(args.gold)
     metric = SmatchOnce(AmrTransitionSystem().smatch_seed)  # the grammar's oracle metric, each pair scored once
 
@@ -97,12 +102,12 @@ def main() -> None:
         print(f"\n# dictionaries: {dictionaries or 'none'}\n")
         counts, rows = {}, []  # the alignment counts of each split (the aligner's alone: the same for every grammar here)
         for force in (True, False):
-            on_train = AmrTransitionSystem(force_align=force, dictionaries=dictionaries)
+            on_train = AmrTransitionSystem(force_align=force, dictionaries=dictionaries, mentions=args.mentions)
             on_train.fit(data["train"])
-            for split in SPLITS:
+            for split in data:
                 itself = on_train
                 if split != "train":
-                    itself = AmrTransitionSystem(force_align=force, dictionaries=dictionaries)
+                    itself = AmrTransitionSystem(force_align=force, dictionaries=dictionaries, mentions=args.mentions)
                     itself.fit(data[split])
                 report = replay_oracle(itself, data[split], [metric])
                 counts.setdefault(split, report)
@@ -114,7 +119,7 @@ def main() -> None:
                     f"| {lost['never in training']} / {lost['seen with other lemmas']} |"
                 )
         print("| split | nodes | rule-aligned | force-aligned | dependent |\n|---|---:|---:|---:|---:|")
-        for split in SPLITS:
+        for split in data:
             report = counts[split]
             nodes = report["nodes"]
             print(

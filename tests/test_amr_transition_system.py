@@ -66,7 +66,7 @@ def replay(system, ex):
     ids=["reentrancy", "entity_merge", "negation", "dependents"],
 )
 def test_hand_checked_oracle_sequences_rebuild_the_graph(ex, actions):
-    system = AmrTransitionSystem()
+    system = AmrTransitionSystem(mentions="none")  # the actions without NAME and DATE (tests/test_amr_mentions.py has those)
     assert system.oracle(ex) == actions.split()
     state = replay(system, ex)
     assert same_graph(penman.decode(state.result()), ex.target)
@@ -144,11 +144,11 @@ def test_close_needs_a_connected_graph_with_a_top():
 
 
 def test_pred_labels_are_restricted_to_those_seen_with_the_lemma():
-    system = AmrTransitionSystem(open_label_lemmas=5)  # labels tied to their lemmas (the default opens them all)
+    system = AmrTransitionSystem(open_label_lemmas=5, mentions="none")  # labels tied to their lemmas (the default opens them all)
     # go-02 is a copy (COPY_LEMMA:02), whose label is recorded too
     fitted = system.fit([REENTRANCY, NEGATION])
     assert fitted.pop("frames") == CUE_FRAMES  # no dictionaries: the cue words' frames alone
-    assert fitted == {"pred_labels": {"not": ["-"]}, "open_labels": [], "copy_labels": ["02"]}
+    assert fitted == {"mentions": "none", "pred_labels": {"not": ["-"]}, "open_labels": [], "copy_labels": ["02"]}
     state = system.initial_state(Example(["not"], meta={"lemmas": ("not",)}))
     assert "PRED:-" in state.allowed() and "PRED:want-01" not in state.allowed()
     assert "COPY_LEMMA" in state.allowed() and "COPY_SENSE01" in state.allowed() and "ENTITY:city" in state.allowed()

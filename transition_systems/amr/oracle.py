@@ -2,7 +2,7 @@
 
 The oracle walks the sentence left to right. At each token it merges the span of a named entity
 the aligner found, or of a concept spelled by adjacent words (``at first``, ``3 million``), makes the nodes aligned there (``ENTITY``, a copy where one gives the gold
-concept, else ``PRED``), and right after making a node adds every gold edge between it and the nodes already
+concept, else ``PRED``; where a mention makes a gold entity or date whole, ``NAME`` or ``DATE`` at its first token, which merges it), and right after making a node adds every gold edge between it and the nodes already
 on the stack (``SWAP`` brings each one next to the top, ``LA``/``RA`` adds the edge), then its
 dependent leaves (``DEPENDENT``). Completed nodes are reduced, and ``SHIFT`` moves on; ``CLOSE``
 ends. Since every node is aligned or force-aligned (:mod:`transition_systems.amr.aligner`), the
@@ -22,6 +22,7 @@ import penman
 from toolkit.data.example import Example
 from transition_systems.amr.aligner import Alignment
 from transition_systems.amr.graph import GoldGraph
+from transition_systems.amr.mentions import Mention
 from transition_systems.amr.state import (
     BASES,
     CLOSE,
@@ -30,11 +31,13 @@ from transition_systems.amr.state import (
     COPY_NUMBER,
     COPY_SENSE01,
     COPY_WORD,
+    DATE,
     DEMONYM,
     DEPENDENT,
     ENTITY,
     LA,
     MERGE,
+    NAME,
     PRED,
     RA,
     REDUCE,
@@ -45,6 +48,8 @@ from transition_systems.amr.state import (
     AmrState,
     is_sense,
 )
+
+DATE_ROLES = frozenset({"year", "month", "day", "weekday"})  # what DATE makes below a date-entity
 
 if TYPE_CHECKING:
     from transition_systems.amr.system import AmrTransitionSystem
@@ -61,23 +66,34 @@ class StaticOracle:
         sentence = start.sentence
         self.alignment: Alignment = system.align(self.gold, sentence)
         n = len(sentence.tokens)
-        # entity spans, then those of concepts of several words: merged tokens' nodes move to the span's start
-        self.span_at: dict[int, int] = {}
-        covered: dict[int, int] = {}
-        for begin, end in [*sorted(self.alignment.names.values()), *sorted(self.alignment.spans.values())]:
-            if begin in covered or begin in self.span_at:
-                continue
-            end = min(end, begin + system.max_merge, n)
-            self.span_at[begin] = end
-            for token in range(begin + 1, end):
-                covered[token] = begin
-        self.entities = {entity: span for entity, span in self.alignment.names.items() if self.span_at.get(span[0]) == span[1]}
-        self.internal: set[str] = set()
         self.edges_of = self.gold.neighbours()
         self.children: dict[str, list[tuple[str, str]]] = defaultdict(list)
         children = self.children
         for source, role, target in self.gold.edges:
             children[source].append((role, target))
+        self.internal: set[str] = set()  # nodes made by the action that makes their entity (names, strings, a date's parts)
+        # mentions that make a gold entity or date whole; then entity spans, then those of concepts of several words:
+        # merged tokens' nodes move to the span's start
+        self.mentioned: dict[str, tuple[str, list[str], int]] = {}  # gold node -> NAME or DATE, the nodes it makes below it, its token
+        self.span_at: dict[int, int] = {}
+        covered: dict[int, int] = {}
+        for mention in sentence.mentions:
+            made = self._mentioned(mention)
+            if made is None or any(token in covered or token in self.span_at for token in range(mention.start, mention.end)):
+                continue
+            node, action, parts = made
+            self.mentioned[node] = (action, parts, mention.start)
+            self.internal.update(parts)
+            self.span_at[mention.start] = mention.end
+            covered.update((token, mention.start) for token in range(mention.start + 1, mention.end))
+        for begin, end in [*sorted(self.alignment.names.values()), *sorted(self.alignment.spans.values())]:
+            if any(token in covered or token in self.span_at for token in range(begin, end)):
+                continue
+            end = min(end, begin + system.max_merge, n)
+            self.span_at[begin] = end
+            for token in range(begin + 1, end):
+                covered[token] = begin
+        self.entities = {entity: span for entity, span in self.alignment.names.items() if self.span_at.get(span[0]) == span[1] and entity not in self.mentioned}
         for entity in list(self.entities):
             begin, end = self.entities[entity]
             words = ['"' + word.replace('"', "'") + '"' for word in sentence.tokens[begin:end]]
@@ -96,6 +112,7 @@ class StaticOracle:
                 self.demonyms.add(entity)
                 self.internal.update(parts)
         self.token_of = {node: covered.get(token, token) for node, token in self.alignment.tokens.items()}
+        self.token_of.update((node, start) for node, (_, _, start) in self.mentioned.items())
         self.at: dict[int, list[str]] = defaultdict(list)
         for node in self.gold.nodes:
             if node in self.token_of and node not in self.internal:
@@ -103,6 +120,8 @@ class StaticOracle:
                     self.status = "partial"
                     continue
                 self.at[self.token_of[node]].append(node)
+        for nodes in self.at.values():  # a mention's node first: its action merges the span
+            nodes.sort(key=lambda node: node not in self.mentioned)
         self.dependents = defaultdict(list)
         for source, role, target in self.gold.edges:
             if target in self.alignment.dependents and target not in self.internal:
@@ -110,6 +129,35 @@ class StaticOracle:
         self.node_of: dict[str, int] = {}  # gold node -> the node made for it
         self.gold_of: dict[int, str] = {}  # and back
         self.done: set[tuple[str, str, str]] = set()
+
+    def _mentioned(self, mention: Mention) -> tuple[str, str, list[str]] | None:
+        """The gold entity or date *mention* makes whole, the action that does, and the nodes it makes below it."""
+        sentence = self.state.sentence
+        words = sentence.tokens[mention.start : mention.end]
+        date = sentence.date(mention)
+        if date is not None:
+            dates = [node for node in self.gold.nodes if self.gold.labels[node] == "date-entity" and node not in self.mentioned]
+            dates.sort(key=lambda node: not mention.start <= self.alignment.tokens.get(node, -1) < mention.end)  # one aligned there first
+            return next(((node, DATE, parts) for node in dates if (parts := self._date_parts(node, date)) is not None), None)
+        entity_type = self.system.entity_type(mention.kind, words)
+        strings = ['"' + word.replace('"', "'") + '"' for word in words]
+        for entity, span in self.alignment.names.items():
+            if span == (mention.start, mention.end) and self.gold.labels[entity] == entity_type:
+                parts = self._simple_name(entity, self.children)
+                if parts is not None and [self.gold.labels[op] for op in parts[1:]] == strings:
+                    return entity, NAME, parts
+        return None
+
+    def _date_parts(self, node: str, date: tuple[tuple[str, str], ...]) -> list[str] | None:
+        """The children of the gold ``date-entity`` *node* that DATE makes, in its order, if they are exactly *date*'s
+        roles and values, each a leaf.
+        """
+        parts = {role: target for role, target in self.children[node] if role in DATE_ROLES}
+        if len(parts) != sum(1 for role, _ in self.children[node] if role in DATE_ROLES) or sorted(parts) != sorted(role for role, _ in date):
+            return None
+        if any(self.gold.labels[parts[role]] != value or len(self.edges_of[parts[role]]) != 1 for role, value in date):
+            return None
+        return [parts[role] for role, _ in date]
 
     def _simple_name(self, entity: str, children: dict[str, list[tuple[str, str]]]) -> list[str] | None:
         """*entity*'s name node and its strings in order, if the name is one ENTITY or DEMONYM can make: one
@@ -152,7 +200,8 @@ class StaticOracle:
         limit = 50 * (n + len(self.gold.nodes)) + 100
         while self.state.cursor < n:
             start = self.state.cursor
-            for _ in range(start + 1, self.span_at.get(start, start + 1)):
+            merged_by_mention = bool(self.at.get(start)) and self.at[start][0] in self.mentioned
+            for _ in range(start + 1, start + 1 if merged_by_mention else self.span_at.get(start, start + 1)):
                 self.do(MERGE)
             for node in self.at.get(start, ()):
                 self.make(node)
@@ -167,7 +216,9 @@ class StaticOracle:
         state = self.state
         label = self.gold.labels[node]
         key = state.sentence.key(state.cursor, state.span_end)
-        if node in self.entities:
+        if node in self.mentioned:
+            action = self.mentioned[node][0]
+        elif node in self.entities:
             action = f"{ENTITY}:{label}"
         elif node in self.demonyms:
             action = DEMONYM
@@ -190,7 +241,13 @@ class StaticOracle:
         before = len(state.labels)
         self.do(action)
         self.bind(node, before)
-        if node in self.entities or node in self.demonyms:
+        if node in self.mentioned:
+            parts = self.mentioned[node][1]
+            for offset, part in enumerate(parts, start=1):
+                self.bind(part, before + offset)
+            made = {node, *parts}
+            self.done.update(edge for part in made for edge in self.edges_of[part] if edge[0] in made and edge[2] in made)
+        elif node in self.entities or node in self.demonyms:
             name = next(target for role, target in self.children[node] if role == "name")
             self.bind(name, before + 1)
             for offset, op in enumerate(self._by_op(self.children[name]), start=2):

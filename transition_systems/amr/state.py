@@ -1,36 +1,7 @@
-"""The AMR state machine: actions as vocabulary symbols, the allowed set, and the parser state.
+"""The AMR parser state: the cursor over the sentence, the node stack and the graph so far.
 
-Actions (the paper's set; a label follows the first colon):
-
-- ``SHIFT``: the current token span is done; the cursor moves to the next token.
-- ``MERGE``: extend the current span by the next token (multi-word spans), before any node is made from it.
-- ``PRED:<concept>``; the copies, which spell the concept from the span's words:
-  ``COPY_LEMMA`` (the lemma), ``COPY_SENSE01`` (lemma + ``-01``), ``COPY_LEMMA:<NN>`` (lemma +
-  ``-NN``, any other sense: ``meet-02``), ``COPY_LEMMA:<particle>-<NN>`` (a phrasal verb whose
-  particle is a word of the sentence: ``give-up-07`` in "gave it up"), ``COPY_WORD`` (the words as
-  written, lowercased, where the lemmatizer changed them: ``lost``, ``politics``), ``COPY_STEM``
-  and ``COPY_STEM:<NN>`` (the word the lemma derives from, bare or with a sense: ``crossly`` ->
-  ``cross``, ``exhausted`` -> ``exhaust-01``; only where :mod:`~transition_systems.amr.morphology`
-  finds one), ``COPY_POSITIVE`` and ``COPY_POSITIVE:<NN>`` (what a word with a negative prefix
-  negates: ``illegal`` -> ``legal-02``, ``unfortunately`` -> ``fortunate``), ``COPY_NUMBER`` (the
-  number the words stand for, where it is written otherwise: ``20,000`` -> ``20000``, ``twelve``
-  -> ``12``, ``3 million`` -> ``3000000``, ``March`` -> ``3``; see
-  :mod:`~transition_systems.amr.numbers`), ``COPY_FRAME`` (the frame the grammar's ``frames``
-  table gives the lemma: ``digestion`` -> ``digest-01``; only where it has one); and
-  ``ENTITY:<type>`` (a ``<type>`` node with ``:name (name :op1 "w1" :op2 "w2" ...)`` from the span's
-  tokens) and ``DEMONYM`` (the entity an adjective of place stands for: ``Turkish`` -> ``(country
-  :name (name :op1 "Turkey"))``, from :data:`~transition_systems.amr.lexicon.DEMONYMS`) make a node
-  aligned to the current span and push it on the stack. A span may make several nodes. Constants
-  (``-``, ``6``, ``"Paris"``, ``imperative``) are nodes too.
-- ``DEPENDENT:<edge>:<label>``: a leaf node attached to the stack top by ``<edge>``, not pushed;
-  ``WIKI`` is the ``:wiki`` leaf spelled from the stack top's name (``"New_York"``).
-- ``LA:<role>`` adds the edge ``s0 -role-> s1`` and ``RA:<role>`` the edge ``s1 -role-> s0``
-  (stack top ``s0``, second ``s1``); nothing is popped, so a node can take several parents
-  (re-entrancies). ``LA:root`` marks ``s0`` as the graph's top (once).
-- ``SWAP`` moves ``s1`` to the bottom of the stack, bringing deeper nodes next to the top.
-- ``REDUCE`` pops ``s0`` (only while another node of its connected component stays on the stack,
-  so the graph can always still be connected).
-- ``CLOSE`` ends the parse: every token is consumed, the top is set and the graph is connected.
+The actions are listed in :mod:`transition_systems.amr.actions`; what a state reads of its sentence
+is a :class:`~transition_systems.amr.sentence.Sentence`.
 
 Past the grammar's action budget (``AmrTransitionSystem.action_budget``: per token, per node made,
 and the SWAPs the stack's depth may need) a state *wraps up*: it allows only moves that bring the
@@ -45,198 +16,50 @@ States are values (a frozen dataclass of tuples), and :class:`AmrAllowed`, the a
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from toolkit.grammars.grammar import State, SymbolTable
+from toolkit.grammars.grammar import State
+from transition_systems.amr.actions import (  # noqa: F401  (re-exported: the names plugins and benchmarks import from here)
+    ACTION_KINDS,
+    BARE_SYMBOLS,
+    BASES,
+    CLOSE,
+    COPY_FRAME,
+    COPY_LEMMA,
+    COPY_NUMBER,
+    COPY_POSITIVE,
+    COPY_SENSE01,
+    COPY_STEM,
+    COPY_WORD,
+    DATE,
+    DEMONYM,
+    DEPENDENT,
+    ENTITY,
+    LA,
+    MAX_EDGES_BETWEEN,
+    MERGE,
+    NAME,
+    PARTICLES,
+    PRED,
+    RA,
+    REDUCE,
+    ROOT,
+    SHIFT,
+    SWAP,
+    WIKI,
+    AmrAllowed,
+    is_lemma_copy,
+    is_sense,
+)
 from transition_systems.amr.graph import encode
-from transition_systems.amr.lexicon import demonym
-from transition_systems.amr.morphology import degree, derived_base, positive_base
-from transition_systems.amr.numbers import number_value
+from transition_systems.amr.morphology import derived_base, positive_base
+from transition_systems.amr.sentence import Sentence
 
 if TYPE_CHECKING:
     from transition_systems.amr.system import AmrTransitionSystem
-
-SHIFT, REDUCE, MERGE, SWAP, CLOSE = "SHIFT", "REDUCE", "MERGE", "SWAP", "CLOSE"
-COPY_LEMMA, COPY_SENSE01, COPY_WORD, COPY_FRAME, COPY_NUMBER = "COPY_LEMMA", "COPY_SENSE01", "COPY_WORD", "COPY_FRAME", "COPY_NUMBER"
-COPY_STEM, COPY_POSITIVE = "COPY_STEM", "COPY_POSITIVE"
-BASES = {COPY_STEM: derived_base, COPY_POSITIVE: positive_base}  # the copies of a base word, bare or with a sense
-PRED, ENTITY, DEMONYM, DEPENDENT, WIKI, LA, RA = "PRED", "ENTITY", "DEMONYM", "DEPENDENT", "WIKI", "LA", "RA"
-ROOT = "root"
-MAX_EDGES_BETWEEN = 2  # edges from one node to another
-ACTION_KINDS = (
-    SHIFT,
-    REDUCE,
-    MERGE,
-    PRED,
-    COPY_LEMMA,
-    COPY_SENSE01,
-    COPY_WORD,
-    COPY_STEM,
-    COPY_POSITIVE,
-    COPY_FRAME,
-    COPY_NUMBER,
-    ENTITY,
-    DEMONYM,
-    WIKI,
-    DEPENDENT,
-    LA,
-    RA,
-    SWAP,
-    CLOSE,
-)
-
-
-PARTICLES = frozenset("up out off on in down away over back about around through along across by forward together apart aside".split())
-
-
-def is_sense(label: str) -> bool:
-    """A PropBank sense number as copies take it: two digits (``02``)."""
-    return len(label) == 2 and label.isdigit()
-
-
-def is_lemma_copy(label: str, particles: frozenset[str]) -> bool:
-    """What may follow ``COPY_LEMMA:``: a sense, or one of *particles* and a sense (``up-07``)."""
-    particle, _, sense = label.rpartition("-")
-    return is_sense(sense) and (not particle or particle in particles)
-
-
-# the actions without a label, and the flag of AmrAllowed that allows each
-BARE_SYMBOLS = {
-    COPY_LEMMA: "create",
-    COPY_SENSE01: "create",
-    COPY_FRAME: "frame",
-    COPY_STEM: "stem",
-    COPY_POSITIVE: "positive",
-    COPY_WORD: "word",
-    COPY_NUMBER: "number",
-    DEMONYM: "demonym",
-    WIKI: "wiki",
-    SHIFT: "shift",
-    REDUCE: "reduce",
-    MERGE: "merge",
-    SWAP: "swap",
-    CLOSE: "close",
-}
-
-
-@dataclass(frozen=True)
-class AmrAllowed:
-    """What a state allows, as flags plus two sets; ``symbol in allowed`` checks a symbol.
-
-    *preds* is the PRED labels allowed at the current span (``None``: any); *excluded* the arc
-    symbols that would duplicate an edge between ``s0`` and ``s1``; *left* / *right* are false once
-    ``s0 -> s1`` / ``s1 -> s0`` has two edges (the most the Little Prince has between two nodes).
-    """
-
-    create: bool = False
-    frame: bool = False  # COPY_FRAME: the span's lemma has a frame
-    stem: bool = False  # COPY_STEM: the span's lemma derives from another word
-    positive: bool = False  # COPY_POSITIVE: the span's lemma has a negative prefix
-    word: bool = False  # COPY_WORD: the span's words differ from its lemma
-    number: bool = False  # COPY_NUMBER: the span's words are a number written otherwise (``20,000``, ``twelve``)
-    demonym: bool = False  # DEMONYM: the span is an adjective of place (``Turkish``)
-    wiki: bool = False  # WIKI: s0 has a name and no :wiki yet
-    particles: frozenset[str] = frozenset()  # the sentence's words that COPY_LEMMA may add as a phrasal verb's particle
-    copies: frozenset[str] | None = None  # what may follow COPY_LEMMA:, COPY_STEM: and COPY_POSITIVE: at all (None: any)
-    merge: bool = False
-    shift: bool = False
-    reduce: bool = False
-    swap: bool = False
-    close: bool = False
-    dependent: bool = False
-    arcs: bool = False
-    root: bool = False
-    left: bool = True
-    right: bool = True
-    preds: frozenset[str] | None = None
-    excluded: frozenset[str] = frozenset()
-
-    def __contains__(self, symbol: object) -> bool:
-        if not isinstance(symbol, str):
-            return False
-        if (flag := BARE_SYMBOLS.get(symbol)) is not None:
-            return getattr(self, flag)
-        kind, _, label = symbol.partition(":")
-        if not label:
-            return False
-        if kind == PRED:
-            return self.create and (self.preds is None or label in self.preds)
-        if kind == COPY_LEMMA or kind in BASES:
-            return self._copies(kind, label)
-        if kind == ENTITY:
-            return self.create
-        if kind == DEPENDENT:
-            edge, _, value = label.partition(":")
-            return self.dependent and bool(edge) and bool(value)
-        if kind == LA and label == ROOT:
-            return self.root
-        if kind in (LA, RA):
-            return self.arcs and (self.left if kind == LA else self.right) and label != ROOT and symbol not in self.excluded
-        return False
-
-    def _copies(self, kind: str, label: str) -> bool:
-        """Whether ``kind:label`` is an allowed copy with a sense (and a particle)."""
-        if self.copies is not None and label not in self.copies:
-            return False
-        if kind in BASES:
-            return getattr(self, BARE_SYMBOLS[kind]) and is_sense(label)
-        return self.create and is_lemma_copy(label, self.particles)
-
-    def symbol_ids(self, table: SymbolTable) -> Iterator[int]:
-        """The ids of the symbols in ``self``, kind by kind: what the model's vocabulary mask needs."""
-        ids = table.ids
-        yield from (ids[symbol] for symbol, flag in BARE_SYMBOLS.items() if getattr(self, flag) and symbol in ids)
-        if self.root and f"{LA}:{ROOT}" in ids:
-            yield ids[f"{LA}:{ROOT}"]
-        if self.create:
-            preds = table.labelled(PRED)
-            yield from preds.values() if self.preds is None else (preds[label] for label in self.preds if label in preds)
-            yield from table.labelled(ENTITY).values()
-            for kind in (COPY_LEMMA, *BASES):
-                yield from (i for label, i in table.labelled(kind).items() if self._copies(kind, label))
-        if self.dependent:
-            yield from (i for label, i in table.labelled(DEPENDENT).items() if all(label.partition(":")[::2]))
-        if self.arcs:
-            for kind, open_ in ((LA, self.left), (RA, self.right)):
-                if open_:
-                    yield from (i for label, i in table.labelled(kind).items() if label != ROOT and f"{kind}:{label}" not in self.excluded)
-
-
-@dataclass(frozen=True)
-class Sentence:
-    """The tokens and lemmas one parse reads (shared by all its states)."""
-
-    tokens: tuple[str, ...]
-    lemmas: tuple[str, ...]
-    spans: dict = field(default_factory=dict, compare=False, hash=False, repr=False)  # AmrState._span_options, per grammar and span
-
-    def key(self, start: int, end: int) -> str:
-        """The lemma of a span: what PRED labels are looked up by and COPY_LEMMA copies."""
-        return "-".join(self.lemmas[start:end]).lower() or "thing"
-
-    def word(self, start: int, end: int) -> str:
-        """The words of a span as written, lowercased: what COPY_WORD copies where the lemmatizer changed them."""
-        return "-".join(self.tokens[start:end]).lower()
-
-    def degree(self, start: int, end: int) -> str | None:
-        """``more`` / ``most`` where the span is one comparative / superlative word (:func:`~transition_systems.amr.morphology.degree`)."""
-        return degree(self.tokens[start].lower(), self.lemmas[start].lower()) if end - start == 1 else None
-
-    def demonym(self, start: int, end: int) -> tuple[str, str] | None:
-        """The entity type and name an adjective of place stands for (``Turkish``, ``Americans``), if the span is one."""
-        return demonym(self.tokens[start]) if end - start == 1 else None
-
-    def number(self, start: int, end: int) -> str | None:
-        """The number the span's words stand for, if they do: what COPY_NUMBER makes (``20,000`` -> ``20000``)."""
-        return number_value(self.tokens[start:end])
-
-    @cached_property
-    def particles(self) -> frozenset[str]:
-        """The particles among the sentence's words: those a phrasal verb's copy may add."""
-        return PARTICLES.intersection(token.lower() for token in self.tokens)
 
 
 @dataclass(frozen=True)
@@ -297,7 +120,8 @@ class AmrState(State):
             excluded = frozenset(between)
             left = sum(symbol.startswith(LA) for symbol in between) < MAX_EDGES_BETWEEN
             right = sum(symbol.startswith(RA) for symbol in between) < MAX_EDGES_BETWEEN
-        preds, frame, stem, positive, word, number, demonym = self._span_options() if create else (None, False, False, False, False, False, False)
+        preds, frame, stem, positive, word, number, demonym, name, date = self._span_options() if create else (None,) + (False,) * 8
+        name, date = (name, date) if self.here == 0 and self.span_end == self.cursor + 1 else (False, False)  # a mention's span is made whole
         close = not tokens_left and bool(self.labels) and self.top >= 0 and self._connected()
         return AmrAllowed(
             create=create,
@@ -307,6 +131,8 @@ class AmrState(State):
             word=word,
             number=number,
             demonym=demonym,
+            name=name,
+            date=date,
             wiki=depth >= 1 and room and self.wiki_of(self.stack[-1]) is not None,
             particles=self.sentence.particles if create else frozenset(),
             copies=system.copy_labels if create else None,
@@ -340,8 +166,11 @@ class AmrState(State):
             word = sentence.word(start, end) != key
             number = sentence.number(start, end) not in (None, key)
             demonym = sentence.demonym(start, end) is not None
-            cache[cache_key] = (preds, frame, stem, positive, word, number, demonym, self.system)  # the grammar kept, so its id stays its own
-        return cache[cache_key][:7]
+            mention = sentence.mention(start) if end == start + 1 else None
+            name = mention is not None and system.entity_type(mention.kind, sentence.tokens[mention.start : mention.end]) is not None
+            date = mention is not None and sentence.date(mention) is not None
+            cache[cache_key] = (preds, frame, stem, positive, word, number, demonym, name, date, self.system)  # the grammar kept, so its id stays its own
+        return cache[cache_key][:9]
 
     def features(self) -> Mapping[str, Any]:
         """Token positions nearest first: the stack nodes' tokens (top first, each token once) and the unread tokens."""
@@ -402,6 +231,13 @@ class AmrState(State):
         if kind == DEMONYM:
             entity, name = self.sentence.demonym(self.cursor, self.span_end) or ("thing", "")
             return self._entity(entity, name.split())
+        if kind in (NAME, DATE):
+            mention = self.sentence.mention(self.cursor)
+            assert mention is not None  # allowed() said so
+            spanned, words = replace(span_end=mention.end, steps=self.steps), self.sentence.tokens[mention.start : mention.end]
+            if kind == DATE:
+                return spanned._subgraph("date-entity", [(0, role, value) for role, value in self.sentence.date(mention) or ()])
+            return spanned._entity(self.system.entity_type(mention.kind, words) or "thing", words)
         return self._entity(label, self.sentence.tokens[self.cursor : self.span_end])  # ENTITY
 
     def is_final(self) -> bool:
@@ -453,19 +289,27 @@ class AmrState(State):
 
     def _entity(self, label: str, words: Sequence[str]) -> AmrState:
         """An entity: the *label* node, its name node and one string per word (ENTITY's are the span's tokens)."""
+        strings = ['"' + word.replace('"', "'") + '"' for word in words]
+        return self._subgraph(label, [(0, "name", "name")] + [(1, f"op{i}", string) for i, string in enumerate(strings, start=1)])
+
+    def _subgraph(self, label: str, children: Sequence[tuple[int, str, str]]) -> AmrState:
+        """A *label* node, pushed, with the nodes below it that one action makes too, not pushed: ``(parent, role,
+        label)`` each, where parent ``0`` is the *label* node and ``k`` the k-th of *children*.
+        """
         state = self._create(label)
-        node = len(state.labels)
-        labels = ("name",) + tuple('"' + word.replace('"', "'") + '"' for word in words)
-        edges = ((node - 1, "name", node),) + tuple((node, f"op{i}", node + i) for i in range(1, len(words) + 1))
-        first = len(state.edges)  # the indices of the new edges: first (name), first + i (op i)
-        incident = _add(state.incident, {node - 1: (first,)}) + (tuple(range(first, first + len(edges))),)
+        top, first = len(state.labels) - 1, len(state.edges)
+        edges = tuple((top + parent, role, top + k) for k, (parent, role, _) in enumerate(children, start=1))
+        incident = list(state.incident) + [()] * len(children)
+        for index, (source, _, target) in enumerate(edges, start=first):
+            incident[source] += (index,)
+            incident[target] += (index,)
         return state._replace(
-            labels=state.labels + labels,
-            anchors=state.anchors + (self.cursor,) * len(labels),
+            labels=state.labels + tuple(child for _, _, child in children),
+            anchors=state.anchors + (self.cursor,) * len(children),
             edges=state.edges + edges,
-            component=state.component + (node - 1,) * len(labels),
-            incident=incident + tuple((first + i,) for i in range(1, len(words) + 1)),
-            stacked=state.stacked + (0,) * len(labels),
+            component=state.component + (top,) * len(children),
+            incident=tuple(incident),
+            stacked=state.stacked + (0,) * len(children),
             steps=state.steps,
         )
 

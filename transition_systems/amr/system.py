@@ -6,10 +6,8 @@ static oracle (:mod:`transition_systems.amr.oracle`), whose actions it learns PR
 
 from __future__ import annotations
 
-import copy
 import logging
-import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
@@ -19,19 +17,22 @@ import penman
 from toolkit.data.example import Example
 from toolkit.data.tokenization import lemmatize
 from toolkit.errors import ConfigurationError, DataError
+from toolkit.extras import install_hint
 from toolkit.grammars.grammar import Grammar
 from transition_systems.amr.aligner import Alignment, align
+from transition_systems.amr.entity_types import entity_type
+from transition_systems.amr.fitting import LearnsFromTraining
 from transition_systems.amr.graph import GoldGraph
 from transition_systems.amr.isomorphism import same_graph
 from transition_systems.amr.lexicon import DEMONYMS, Lexicon
+from transition_systems.amr.mentions import MAX_MENTION_WORDS, MENTION_SOURCES, find_mentions, spacy_available
 from transition_systems.amr.oracle import StaticOracle
 from transition_systems.amr.penman_text import read_penman, write_penman
-from transition_systems.amr.state import BASES, CLOSE, COPY_LEMMA, LA, PRED, ROOT, SHIFT, AmrState, Sentence
+from transition_systems.amr.state import CLOSE, COPY_LEMMA, LA, ROOT, SHIFT, AmrState, Sentence
 
 logger = logging.getLogger(__name__)
-UNBOUNDED = 10**9
 DEMONYM_WORDS = max(len(name.split()) for _, name in DEMONYMS.values())  # the most strings a DEMONYM's name makes
-CAP_MARGIN = 1.25  # caps fitted on training data leave this much room for unseen sentences
+ENTITY_WORDS = max(DEMONYM_WORDS, MAX_MENTION_WORDS)  # the most strings one action's name makes (ENTITY's: max_merge)
 
 
 class GoldAmr:
@@ -65,7 +66,7 @@ class GoldAmr:
 
 
 @Grammar.register("amr")
-class AmrTransitionSystem(Grammar):
+class AmrTransitionSystem(LearnsFromTraining, Grammar):
     """Transition-based AMR parsing (Stack-Transformer paper's action set; see :mod:`transition_systems.amr.state`).
 
     Args:
@@ -122,6 +123,14 @@ class AmrTransitionSystem(Grammar):
         frames: the word -> frame table ``COPY_FRAME`` copies from (``digestion`` ->
             ``digest-01``): what :meth:`fit` records from the dictionaries, so an archive parses
             without them.
+        mentions: where the named-entity and date mentions that ``NAME`` and ``DATE`` make whole
+            come from (:mod:`~transition_systems.amr.mentions`): ``"spacy"`` (its NER), ``"rules"``,
+            ``"none"`` (no NAME nor DATE), or ``"auto"``: spaCy's where it is installed, else the
+            rules'; :meth:`fit` records which, and a grammar that finds spaCy missing when it
+            parses says so once and uses the rules.
+        entity_types, entity_names: the entity type ``NAME`` makes per kind of mention and per
+            name (:mod:`~transition_systems.amr.entity_types`): what :meth:`fit` learns from the
+            training graphs.
     """
 
     default_predictor = "amr"
@@ -146,6 +155,9 @@ class AmrTransitionSystem(Grammar):
         force_align: bool = True,
         dictionaries: str | None = None,
         frames: dict[str, str] | None = None,
+        mentions: str = "auto",
+        entity_types: dict[str, str] | None = None,
+        entity_names: dict[str, str] | None = None,
     ) -> None:
         for key, value in (("max_merge", max_merge), ("max_nodes_per_span", max_nodes_per_span), ("max_nodes", max_nodes)):
             if value is not None and value < 1:
@@ -169,6 +181,12 @@ class AmrTransitionSystem(Grammar):
         self.max_nodes_per_token, self.max_actions_per_token, self.max_actions_per_node = max_nodes_per_token, max_actions_per_token, max_actions_per_node
         self.smatch_seed, self.force_align = smatch_seed, force_align
         self.dictionaries, self.frames = dictionaries, frames
+        if mentions not in ("auto", *MENTION_SOURCES):
+            raise ConfigurationError(f"must be one of auto, {', '.join(MENTION_SOURCES)}; got {mentions!r}", key="mentions")
+        self.mentions = ("spacy" if spacy_available() else "rules") if mentions == "auto" else mentions
+        if self.mentions == "spacy" and not spacy_available():
+            logger.warning("this grammar's mentions came from spaCy's NER, which is not installed here, so rules find them: %s", install_hint("spacy"))
+        self.entity_types, self.entity_names = entity_types, entity_names
         self.refused: set[object] = set()  # the examples over the node limit already warned about
 
     @cached_property
@@ -185,6 +203,10 @@ class AmrTransitionSystem(Grammar):
         if self.pred_labels is None:
             return None
         return self.pred_labels.get(key, self.open_labels)
+
+    def entity_type(self, kind: str, words: Sequence[str]) -> str | None:
+        """The type of the entity ``NAME`` makes of a *kind* mention of *words* (``None``: none)."""
+        return entity_type(kind, words, self.entity_types or {}, self.entity_names or {})
 
     def frame_of(self, key: str) -> str | None:
         """The frame ``COPY_FRAME`` makes at a span whose lemma is *key*, if the grammar has one for it."""
@@ -209,7 +231,7 @@ class AmrTransitionSystem(Grammar):
         """
         tokens = len(example.tokens)
         made = self.node_limit(tokens)  # creations: each needs room for one more node
-        nodes = made + 1 + max(self.max_merge, DEMONYM_WORDS)  # the last an ENTITY or DEMONYM with its name and strings
+        nodes = made + 1 + max(self.max_merge, ENTITY_WORDS)  # the last an entity with its name and strings
         room = max(made - 1, 0) * max(made - 2, 0) // 2
         return self.action_budget(tokens, nodes, room) + tokens + 2 * nodes + 3
 
@@ -220,7 +242,7 @@ class AmrTransitionSystem(Grammar):
         lemmas = example.meta.get("lemmas") if example.meta else None
         if lemmas is None or len(lemmas) != len(tokens):
             lemmas = lemmatize(tokens)
-        return AmrState(self, Sentence(tokens, tuple(lemmas)))
+        return AmrState(self, Sentence(tokens, tuple(lemmas), find_mentions(tokens, self.mentions)))
 
     def oracle(self, example: Example) -> list[str]:
         return self.run_oracle(example)[0]
@@ -254,7 +276,7 @@ class AmrTransitionSystem(Grammar):
         variables = {source for source, _, _ in graph.instances()}
         nodes = len(variables) + sum(1 for source, role, target in graph.triples if role != ":instance" and source in variables and target not in variables)
         limit = self.node_limit(tokens)
-        if nodes <= limit + 1 + max(self.max_merge, DEMONYM_WORDS):
+        if nodes <= limit + 1 + max(self.max_merge, ENTITY_WORDS):
             return None
         if limit == self.max_nodes:
             return f"the graph has {nodes} nodes, more than grammar.max_nodes = {self.max_nodes}"
@@ -270,96 +292,6 @@ class AmrTransitionSystem(Grammar):
 
     def gold(self, example: Example) -> GoldAmr:
         return GoldAmr(self.target(example))
-
-    def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
-        """Learn from the training *examples* what parsing them takes: the caps (:meth:`fit_caps`) and which
-        PRED labels each lemma takes (the oracle's PRED actions; only when restricting).
-
-        Returns what changed, for the run's config: the dictionaries' frames, raised caps,
-        ``{"pred_labels": {lemma: [labels]}, "open_labels": [labels], "copy_labels": [labels]}``.
-        """
-        fitted: dict[str, Any] = {}
-        if self.frames is None and self.lexicon.frames:
-            self.frames = dict(self.lexicon.frames)
-            fitted["frames"] = self.frames
-        fitted.update(self.fit_caps(examples))
-        if not self.restrict_pred_labels or self.pred_labels is not None:
-            return fitted
-        table: dict[str, set[str]] = defaultdict(set)
-        copies: set[str] = set()
-        uses, forced = Counter(), Counter()  # per concept: its nodes in training, and those the aligner force-aligned
-        for example in examples:
-            try:
-                actions = self.run_oracle(example)[0]
-                graph = GoldGraph.of(self.target(example))
-            except DataError:
-                continue
-            state = self.initial_state(example)
-            if self.open_forced_share and self.force_align:
-                alignment = self.align(graph, state.sentence)
-                uses.update(graph.labels[node] for node in graph.nodes)
-                forced.update(graph.labels[node] for node in alignment.forced)
-            for action in actions:
-                kind, _, label = action.partition(":")
-                if kind == PRED:
-                    table[state.sentence.key(state.cursor, state.span_end)].add(label)
-                elif (kind == COPY_LEMMA or kind in BASES) and label:
-                    copies.add(label)
-                state = state.apply(action)
-        lemmas_of: Counter[str] = Counter(label for labels in table.values() for label in labels)
-        self.open_labels = frozenset(
-            label
-            for label, count in lemmas_of.items()
-            if (self.open_label_lemmas and count >= self.open_label_lemmas)
-            or (self.open_forced_share and forced[label] >= self.open_forced_share * uses[label] > 0)
-        )
-        self.pred_labels = {lemma: frozenset(labels) | self.open_labels for lemma, labels in table.items()}
-        self.copy_labels = frozenset(copies)
-        return {
-            **fitted,
-            "pred_labels": {lemma: sorted(labels) for lemma, labels in sorted(table.items())},
-            "open_labels": sorted(self.open_labels),
-            "copy_labels": sorted(copies),
-        }
-
-    def fit_caps(self, examples: Sequence[Example]) -> dict[str, float]:
-        """Raise the caps that bound a decode (nodes, nodes per span and per token, actions per token) to what
-        the oracle needs on *examples*, with a margin, so that no graph of them falls back because of a cap
-        set for the data the defaults were chosen on; caps left at ``null`` stay so. Returns the raised caps.
-        """
-        unbounded = copy.copy(self)
-        unbounded.max_nodes = unbounded.max_nodes_per_span = UNBOUNDED
-        unbounded.max_nodes_per_token = unbounded.max_actions_per_token = UNBOUNDED
-        needs: dict[str, float] = {}
-        for example in examples:
-            try:
-                actions, status = unbounded.run_oracle(example)
-            except DataError:
-                continue
-            if status == "fallback":
-                continue
-            state, per_span, per_token = unbounded.initial_state(example), 0, 0.0
-            tokens = len(state.sentence.tokens)
-            for action in actions:  # the budget is checked before each action, against the nodes and room made so far
-                spare = state.steps + 1 - self.action_budget(0, len(state.labels), state.room)
-                per_token = max(per_token, spare / tokens)
-                state = state.apply(action)
-                per_span = max(per_span, state.here)
-            nodes = len(state.labels)
-            for key, need in (
-                ("max_nodes", nodes),
-                ("max_nodes_per_span", per_span),
-                ("max_nodes_per_token", (nodes - 4) / tokens),
-                ("max_actions_per_token", per_token),
-            ):
-                needs[key] = max(needs.get(key, 0), need)
-        raised: dict[str, float] = {}
-        for key, need in needs.items():
-            wanted = math.ceil(need * CAP_MARGIN) if key in ("max_nodes", "max_nodes_per_span") else round(need * CAP_MARGIN + 0.05, 1)
-            if getattr(self, key) is not None and wanted > getattr(self, key):
-                setattr(self, key, wanted)
-                raised[key] = wanted
-        return raised
 
     def data_report(self, examples: Sequence[Example]) -> dict[str, int]:
         """Node alignment counts and how many graphs the oracle relabelled or could not build."""

@@ -1,0 +1,199 @@
+"""The AMR transition system's actions, as vocabulary symbols, and :class:`AmrAllowed`, what a state allows.
+
+Actions (the paper's set; a label follows the first colon):
+
+- ``SHIFT``: the current token span is done; the cursor moves to the next token.
+- ``MERGE``: extend the current span by the next token (multi-word spans), before any node is made from it.
+- ``PRED:<concept>``; the copies, which spell the concept from the span's words:
+  ``COPY_LEMMA`` (the lemma), ``COPY_SENSE01`` (lemma + ``-01``), ``COPY_LEMMA:<NN>`` (lemma +
+  ``-NN``, any other sense: ``meet-02``), ``COPY_LEMMA:<particle>-<NN>`` (a phrasal verb whose
+  particle is a word of the sentence: ``give-up-07`` in "gave it up"), ``COPY_WORD`` (the words as
+  written, lowercased, where the lemmatizer changed them: ``lost``, ``politics``), ``COPY_STEM``
+  and ``COPY_STEM:<NN>`` (the word the lemma derives from, bare or with a sense: ``crossly`` ->
+  ``cross``, ``exhausted`` -> ``exhaust-01``; only where :mod:`~transition_systems.amr.morphology`
+  finds one), ``COPY_POSITIVE`` and ``COPY_POSITIVE:<NN>`` (what a word with a negative prefix
+  negates: ``illegal`` -> ``legal-02``, ``unfortunately`` -> ``fortunate``), ``COPY_NUMBER`` (the
+  number the words stand for, where it is written otherwise: ``20,000`` -> ``20000``, ``twelve``
+  -> ``12``, ``3 million`` -> ``3000000``, ``March`` -> ``3``; see
+  :mod:`~transition_systems.amr.numbers`), ``COPY_FRAME`` (the frame the grammar's ``frames``
+  table gives the lemma: ``digestion`` -> ``digest-01``; only where it has one); and
+  ``ENTITY:<type>`` (a ``<type>`` node with ``:name (name :op1 "w1" :op2 "w2" ...)`` from the span's
+  tokens), ``DEMONYM`` (the entity an adjective of place stands for: ``Turkish`` -> ``(country
+  :name (name :op1 "Turkey"))``, from :data:`~transition_systems.amr.lexicon.DEMONYMS`), and the
+  mentions' (:mod:`~transition_systems.amr.mentions`), each in one action at the mention's first
+  token, its span not yet merged: ``NAME`` (the named-entity mention there, merged, as its typed
+  name: ``(person :name (name :op1 "Emmanuel" :op2 "Macron"))``, the type the grammar learned for
+  the mention's kind) and ``DATE`` (the date mention there, merged, as a ``date-entity`` with
+  ``:year``, ``:month``, ``:day`` and ``:weekday``) make a node
+  aligned to the current span and push it on the stack. A span may make several nodes. Constants
+  (``-``, ``6``, ``"Paris"``, ``imperative``) are nodes too.
+- ``DEPENDENT:<edge>:<label>``: a leaf node attached to the stack top by ``<edge>``, not pushed;
+  ``WIKI`` is the ``:wiki`` leaf spelled from the stack top's name (``"New_York"``).
+- ``LA:<role>`` adds the edge ``s0 -role-> s1`` and ``RA:<role>`` the edge ``s1 -role-> s0``
+  (stack top ``s0``, second ``s1``); nothing is popped, so a node can take several parents
+  (re-entrancies). ``LA:root`` marks ``s0`` as the graph's top (once).
+- ``SWAP`` moves ``s1`` to the bottom of the stack, bringing deeper nodes next to the top.
+- ``REDUCE`` pops ``s0`` (only while another node of its connected component stays on the stack,
+  so the graph can always still be connected).
+- ``CLOSE`` ends the parse: every token is consumed, the top is set and the graph is connected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from toolkit.grammars.grammar import SymbolTable
+from transition_systems.amr.morphology import derived_base, positive_base
+
+SHIFT, REDUCE, MERGE, SWAP, CLOSE = "SHIFT", "REDUCE", "MERGE", "SWAP", "CLOSE"
+COPY_LEMMA, COPY_SENSE01, COPY_WORD, COPY_FRAME, COPY_NUMBER = "COPY_LEMMA", "COPY_SENSE01", "COPY_WORD", "COPY_FRAME", "COPY_NUMBER"
+COPY_STEM, COPY_POSITIVE = "COPY_STEM", "COPY_POSITIVE"
+BASES = {COPY_STEM: derived_base, COPY_POSITIVE: positive_base}  # the copies of a base word, bare or with a sense
+PRED, ENTITY, DEMONYM, DEPENDENT, WIKI, LA, RA = "PRED", "ENTITY", "DEMONYM", "DEPENDENT", "WIKI", "LA", "RA"
+NAME, DATE = "NAME", "DATE"
+ROOT = "root"
+MAX_EDGES_BETWEEN = 2  # edges from one node to another
+ACTION_KINDS = (
+    SHIFT,
+    REDUCE,
+    MERGE,
+    PRED,
+    COPY_LEMMA,
+    COPY_SENSE01,
+    COPY_WORD,
+    COPY_STEM,
+    COPY_POSITIVE,
+    COPY_FRAME,
+    COPY_NUMBER,
+    ENTITY,
+    DEMONYM,
+    NAME,
+    DATE,
+    WIKI,
+    DEPENDENT,
+    LA,
+    RA,
+    SWAP,
+    CLOSE,
+)
+
+
+PARTICLES = frozenset("up out off on in down away over back about around through along across by forward together apart aside".split())
+
+
+def is_sense(label: str) -> bool:
+    """A PropBank sense number as copies take it: two digits (``02``)."""
+    return len(label) == 2 and label.isdigit()
+
+
+def is_lemma_copy(label: str, particles: frozenset[str]) -> bool:
+    """What may follow ``COPY_LEMMA:``: a sense, or one of *particles* and a sense (``up-07``)."""
+    particle, _, sense = label.rpartition("-")
+    return is_sense(sense) and (not particle or particle in particles)
+
+
+# the actions without a label, and the flag of AmrAllowed that allows each
+BARE_SYMBOLS = {
+    COPY_LEMMA: "create",
+    COPY_SENSE01: "create",
+    COPY_FRAME: "frame",
+    COPY_STEM: "stem",
+    COPY_POSITIVE: "positive",
+    COPY_WORD: "word",
+    COPY_NUMBER: "number",
+    DEMONYM: "demonym",
+    NAME: "name",
+    DATE: "date",
+    WIKI: "wiki",
+    SHIFT: "shift",
+    REDUCE: "reduce",
+    MERGE: "merge",
+    SWAP: "swap",
+    CLOSE: "close",
+}
+
+
+@dataclass(frozen=True)
+class AmrAllowed:
+    """What a state allows, as flags plus two sets; ``symbol in allowed`` checks a symbol.
+
+    *preds* is the PRED labels allowed at the current span (``None``: any); *excluded* the arc
+    symbols that would duplicate an edge between ``s0`` and ``s1``; *left* / *right* are false once
+    ``s0 -> s1`` / ``s1 -> s0`` has two edges (the most the Little Prince has between two nodes).
+    """
+
+    create: bool = False
+    frame: bool = False  # COPY_FRAME: the span's lemma has a frame
+    stem: bool = False  # COPY_STEM: the span's lemma derives from another word
+    positive: bool = False  # COPY_POSITIVE: the span's lemma has a negative prefix
+    word: bool = False  # COPY_WORD: the span's words differ from its lemma
+    number: bool = False  # COPY_NUMBER: the span's words are a number written otherwise (``20,000``, ``twelve``)
+    demonym: bool = False  # DEMONYM: the span is an adjective of place (``Turkish``)
+    name: bool = False  # NAME: a named-entity mention starts at the cursor, and the grammar has a type for it
+    date: bool = False  # DATE: a date mention starts at the cursor, and it reads as a date
+    wiki: bool = False  # WIKI: s0 has a name and no :wiki yet
+    particles: frozenset[str] = frozenset()  # the sentence's words that COPY_LEMMA may add as a phrasal verb's particle
+    copies: frozenset[str] | None = None  # what may follow COPY_LEMMA:, COPY_STEM: and COPY_POSITIVE: at all (None: any)
+    merge: bool = False
+    shift: bool = False
+    reduce: bool = False
+    swap: bool = False
+    close: bool = False
+    dependent: bool = False
+    arcs: bool = False
+    root: bool = False
+    left: bool = True
+    right: bool = True
+    preds: frozenset[str] | None = None
+    excluded: frozenset[str] = frozenset()
+
+    def __contains__(self, symbol: object) -> bool:
+        if not isinstance(symbol, str):
+            return False
+        if (flag := BARE_SYMBOLS.get(symbol)) is not None:
+            return getattr(self, flag)
+        kind, _, label = symbol.partition(":")
+        if not label:
+            return False
+        if kind == PRED:
+            return self.create and (self.preds is None or label in self.preds)
+        if kind == COPY_LEMMA or kind in BASES:
+            return self._copies(kind, label)
+        if kind == ENTITY:
+            return self.create
+        if kind == DEPENDENT:
+            edge, _, value = label.partition(":")
+            return self.dependent and bool(edge) and bool(value)
+        if kind == LA and label == ROOT:
+            return self.root
+        if kind in (LA, RA):
+            return self.arcs and (self.left if kind == LA else self.right) and label != ROOT and symbol not in self.excluded
+        return False
+
+    def _copies(self, kind: str, label: str) -> bool:
+        """Whether ``kind:label`` is an allowed copy with a sense (and a particle)."""
+        if self.copies is not None and label not in self.copies:
+            return False
+        if kind in BASES:
+            return getattr(self, BARE_SYMBOLS[kind]) and is_sense(label)
+        return self.create and is_lemma_copy(label, self.particles)
+
+    def symbol_ids(self, table: SymbolTable) -> Iterator[int]:
+        """The ids of the symbols in ``self``, kind by kind: what the model's vocabulary mask needs."""
+        ids = table.ids
+        yield from (ids[symbol] for symbol, flag in BARE_SYMBOLS.items() if getattr(self, flag) and symbol in ids)
+        if self.root and f"{LA}:{ROOT}" in ids:
+            yield ids[f"{LA}:{ROOT}"]
+        if self.create:
+            preds = table.labelled(PRED)
+            yield from preds.values() if self.preds is None else (preds[label] for label in self.preds if label in preds)
+            yield from table.labelled(ENTITY).values()
+            for kind in (COPY_LEMMA, *BASES):
+                yield from (i for label, i in table.labelled(kind).items() if self._copies(kind, label))
+        if self.dependent:
+            yield from (i for label, i in table.labelled(DEPENDENT).items() if all(label.partition(":")[::2]))
+        if self.arcs:
+            for kind, open_ in ((LA, self.left), (RA, self.right)):
+                if open_:
+                    yield from (i for label, i in table.labelled(kind).items() if label != ROOT and f"{kind}:{label}" not in self.excluded)
