@@ -15,7 +15,7 @@ The table goes to stdout, the points to ``--json``, and the plot (LAS against wo
 per parser, the frontier drawn through the points no other beats on both) to ``--plot``. Needs the
 spacy extra (the spaCy rows are skipped without it) and matplotlib for the plot:
 
-    pip install -e ".[spacy,viz]"
+    pip install "parsing-toolkit[spacy,viz]"
     python benchmarks/dependency_frontier.py --spacy runs/spacy_ewt \
         --archive runs/ewt_hashed_2l/model.tar.gz --archive runs/ewt_minilm/model.tar.gz \
         [--quantize] [--beam-size 5] [--threads 1] [--repeats 2] [--plot docs/images/ewt_frontier.png] [--json frontier.json]
@@ -35,6 +35,7 @@ from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.example import Example
 from toolkit.decoding import BeamSearch, GreedySearch
 from toolkit.evaluation import predict, score
+from toolkit.extras import install_hint
 from toolkit.metrics.attachment import AttachmentScores
 from toolkit.params import data_root
 from toolkit.quantization import quantize
@@ -131,7 +132,7 @@ def main() -> None:
     try:
         spacy, scored, missing = spacy_parsers(args.spacy)
     except ImportError:
-        spacy, scored, missing = {}, set(), 'spaCy is not installed: pip install -e ".[spacy]"'
+        spacy, scored, missing = {}, set(), f"spaCy is not installed: {install_hint('spacy')}"
     parsers.update(spacy)
     scored |= {name for name in parsers if not name.startswith("spaCy")}
 

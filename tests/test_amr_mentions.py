@@ -1,5 +1,6 @@
 """Named entities and dates in the AMR grammar: mentions, the NAME and DATE actions, the entity types fitting learns."""
 
+import itertools
 import logging
 from pathlib import Path
 
@@ -104,8 +105,9 @@ def test_name_and_date_are_allowed_only_at_an_unmerged_mention_start():
 def test_fitting_learns_entity_types_by_kind_and_by_name():
     by_kind, by_name = learn_entity_types(
         [("PROPER", ("B-612",), "planet"), ("PROPER", ("B-325",), "planet"), ("PROPER", ("Antoine",), "person"), ("GPE", ("Paris",), "city")]
+        + [("GPE", (country,), "country") for country in ("France", "Spain")]  # countries count for their names only
     )
-    assert by_kind == {"GPE": "city", "PROPER": "planet"} and by_name["Antoine"] == "person"
+    assert by_kind == {"GPE": "city", "PROPER": "planet"} and by_name["Antoine"] == "person" and by_name["Spain"] == "country"
     assert entity_type("PROPER", ["Antoine"], by_kind, by_name) == "person"  # the name's own type first
     assert entity_type("PROPER", ["B-999"], by_kind, by_name) == "planet"  # else its kind's
     assert entity_type("PROPER", ["France"], by_kind, by_name) == "country"  # a country's name is a country
@@ -164,7 +166,7 @@ words = st.sampled_from(["Paris", "March", "3", ",", "2019", "the", "he", "May",
 @given(st.lists(words, min_size=1, max_size=12))
 def test_mentions_are_disjoint_and_every_name_or_date_action_keeps_the_state_sound(tokens):
     found = find_mentions(tokens, "rules")
-    assert all(0 <= a.start < a.end <= b.start < b.end <= len(tokens) for a, b in zip(found, found[1:]))
+    assert all(0 <= a.start < a.end <= b.start < b.end <= len(tokens) for a, b in itertools.pairwise(found))
     assert all(0 <= m.start < m.end <= len(tokens) for m in found)
     system = AmrTransitionSystem(mentions="rules")
     state = system.initial_state(Example(tokens))

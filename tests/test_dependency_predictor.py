@@ -11,7 +11,7 @@ from collections import Counter
 import conllu
 import pytest
 
-from predictors.dependency import DependencyPredictor, make_tokenizer
+from predictors.dependency import MAX_WORDS, DependencyPredictor, make_tokenizer
 from predictors.predictor import Predictor
 from tests.conftest import run
 from toolkit.archive import Archive
@@ -45,7 +45,7 @@ def check_tree(sentence):
 
 def test_predict_plain_text(dependency_archive, tmp_path, monkeypatch, capsys, caplog):
     text = tmp_path / "sentences.txt"
-    lines = ["The cat sat on the mat .", "", " ".join(["word"] * 300), "Birds sing ."]
+    lines = ["The cat sat on the mat .", "", " ".join(["word"] * (MAX_WORDS + 1)), "Birds sing ."]  # no limit of the model's: MAX_WORDS
     text.write_text("\n".join(lines) + "\n", encoding="utf-8")
     code, out, err = run(monkeypatch, capsys, "predict", dependency_archive, text, "--predictor", "dependency")
     assert code == 0, err
@@ -57,8 +57,8 @@ def test_predict_plain_text(dependency_archive, tmp_path, monkeypatch, capsys, c
     for sentence in (sentences[0], sentences[3]):
         check_tree(sentence)
     assert len(sentences[1]) == 0 and sentences[1].metadata["error"] == f"{text}:2: an empty sentence (no words to parse)"
-    assert len(sentences[2]) == 0 and "a sentence of 300 words is longer than this model can parse" in sentences[2].metadata["error"]
-    assert f"{text}:3: a sentence of 300 words" in caplog.text  # also logged
+    assert len(sentences[2]) == 0 and f"a sentence of {MAX_WORDS + 1} words is longer than this model can parse" in sentences[2].metadata["error"]
+    assert f"{text}:3: a sentence of {MAX_WORDS + 1} words" in caplog.text  # also logged
     assert f"{text}:2" not in caplog.text  # a blank line is no mistake: recorded, not logged
 
 
@@ -138,7 +138,7 @@ def test_without_spacy_plain_text_is_split_by_the_treebank_fallback(monkeypatch)
     tokenize, name = make_tokenizer("auto")
     assert name == "treebank" and make_tokenizer("treebank")[1] == "treebank"
     assert tokenize("I don't know.") == [("I", True), ("do", False), ("n't", True), ("know", False), (".", False)]
-    with pytest.raises(ConfigurationError, match='pip install "spacy'):
+    with pytest.raises(ConfigurationError, match=r'pip install "parsing-toolkit\[spacy\]"'):
         make_tokenizer("spacy")
 
 

@@ -121,7 +121,7 @@ def test_dependency_edges_as_hypernodes_overlap_without_inclusion():
 
 def test_missing_spacy_says_so_and_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "spacy", None)  # `import spacy` now fails, as without the extra
-    with pytest.raises(ConfigurationError, match=r"spaCy is not installed: pip install -e \"\.\[spacy\]\""):
+    with pytest.raises(ConfigurationError, match=r"spaCy is not installed: pip install \"parsing-toolkit\[spacy\]\""):
         PhraseGenerator.from_params({"type": "spacy_dependency"})
 
 
@@ -130,7 +130,7 @@ def test_missing_spacy_pipeline_says_so_and_how_to_install(monkeypatch):
     with pytest.raises(ConfigurationError, match=r"pipeline 'no_such_pipeline' is not installed: .*spacy download no_such_pipeline"):
         SpacyDependencyPhrases(pipeline="no_such_pipeline")
     monkeypatch.setattr(spacy_dependency, "_importable", lambda name: name == "spacy")  # the default pipeline missing
-    with pytest.raises(ConfigurationError, match=rf"pipeline '{DEFAULT_PIPELINE}' is not installed: pip install -e \"\.\[spacy\]\""):
+    with pytest.raises(ConfigurationError, match=rf"pipeline '{DEFAULT_PIPELINE}' is not installed: pip install \"parsing-toolkit\[spacy\]\""):
         SpacyDependencyPhrases()
 
 

@@ -4,7 +4,7 @@ The Python API is one function::
 
     from toolkit import load_predictor
 
-    parser = load_predictor("runs/geo/model.tar.gz")      # the README's main job
+    parser = load_predictor("runs/geo/model.tar.gz")      # the README's main job; or a URL, or an installed model's name
     parser.predict("What is the capital of Texas?")          # {..., "logical_form": ..., "answer": ["austin"]}
     parser.predict_batch(["...", "..."])                     # one dict per input, in order
 
@@ -36,6 +36,10 @@ def load_predictor(
 ) -> Predictor:
     """The predictor of a ``model.tar.gz`` (or a training directory), ready for ``predict(text)``.
 
+    *archive* (and each of *ensemble*) may also be an ``https://`` URL, downloaded once into a cache,
+    or the name of a model package ``toolkit package`` built and pip installed
+    (:mod:`toolkit.archive_sources`).
+
     *predictor* defaults to the one the archive's grammar names (``dependency`` for a transition
     system, ``amr``, ``tagger``, else ``semantic_parser``); *beam_size* replaces the model's own
     search with a beam of that size; *include_package* (one name or several) imports plugin packages first, as
@@ -45,6 +49,7 @@ def load_predictor(
     the CPU (:mod:`toolkit.quantization`).
     """
     from predictors.predictor import Predictor, describe
+    from toolkit.archive_sources import resolve_archive
     from toolkit.decoding import BeamSearch
     from toolkit.device import resolve_device
     from toolkit.models.ensemble import load_ensemble
@@ -58,6 +63,6 @@ def load_predictor(
     import_plugins((include_package,) if isinstance(include_package, str) else tuple(include_package))  # one name, not its letters
     if isinstance(ensemble, (str, os.PathLike)) or not all(isinstance(path, (str, os.PathLike)) for path in ensemble):
         raise TypeError(f"load_predictor's ensemble is a list of archive paths, not {describe(ensemble)}")
-    loaded = load_ensemble([archive, *ensemble], resolve_device(device, "device"), quantize)
+    loaded = load_ensemble([resolve_archive(source) for source in (archive, *ensemble)], resolve_device(device, "device"), quantize)
     name = predictor or loaded.model.grammar.default_predictor
     return Predictor.by_name(name)(loaded, search=search)

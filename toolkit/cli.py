@@ -1,4 +1,4 @@
-"""The `toolkit` command: train, evaluate, predict, serve, visualize, oracle, list.
+"""The `toolkit` command: train, evaluate, predict, serve, visualize, oracle, package, list.
 
 A mistake in the user's input (config, data, archive) prints one ``error:`` line and exits with
 status 1; click's own usage errors exit with 2. Only bugs show a traceback.
@@ -48,7 +48,11 @@ class Commands(click.Group):
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", is_flag=True, help="Log debug messages.")
 def cli(verbose: bool) -> None:
-    """Grammar-driven neural parsers built from jsonnet configs."""
+    """Grammar-driven neural parsers built from jsonnet configs.
+
+    An ARCHIVE is a model.tar.gz (or its training folder), an https:// URL (downloaded once into a
+    cache), or the name of an installed model package (see `toolkit package`).
+    """
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     if not sys.warnoptions:  # a plugin's old calls, once per call site (Python hides DeprecationWarnings outside __main__); -W decides otherwise
         warnings.simplefilter("default", ToolkitDeprecationWarning)
@@ -289,6 +293,25 @@ def oracle(config: str, data: str, overrides: tuple[str, ...], include: tuple[st
     examples = reader.read(data, whole=True)
     grammar.fit(examples)  # as `toolkit train` does
     click.echo(json.dumps(replay_oracle(grammar, examples)))
+
+
+@cli.command()
+@click.argument("archive", type=click.Path())
+@click.option("-o", "--output-dir", required=True, type=click.Path(file_okay=False), help="Where the wheel goes (made if missing).")
+@click.option("--name", required=True, help="The model's name, and its Python package's: lowercase letters, digits and _ (e.g. ewt_parser).")
+@click.option("--version", "model_version", required=True, help="The package's version, in PEP 440's canonical form (e.g. 1.0.0).")
+@include_option
+def package(archive: str, output_dir: str, name: str, model_version: str, include: tuple[str, ...]) -> None:
+    """Build a wheel of ARCHIVE; once it is pip-installed, NAME loads it anywhere an archive is taken.
+
+    As `spacy package` does: `toolkit predict NAME INPUT`, `toolkit serve NAME` and
+    `load_predictor("NAME")` then find it. The archive is loaded first, so a damaged one is
+    refused, not shipped. Prints the wheel's path.
+    """
+    from toolkit.packaging import package_archive
+
+    import_packages(include)
+    click.echo(str(package_archive(archive, output_dir, name, model_version)))
 
 
 @cli.command(name="list")

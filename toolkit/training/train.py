@@ -28,39 +28,26 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from fnmatch import fnmatchcase
 from pathlib import Path
 
-from toolkit.archive import (
-    ARCHIVE_NAME,
-    CONFIG_NAME,
-    MANIFEST_NAME,
-    METRICS_NAME,
-    PRETRAINED_DIR,
-    PRETRAINED_NAME,
-    VERSION_NAME,
-    VOCABULARY_DIR,
-    WEIGHTS_NAME,
-    write_archive,
-)
+from toolkit.archive import ARCHIVE_NAME, CONFIG_NAME, VOCABULARY_DIR, write_archive
 from toolkit.data.cache import cache_key, cached
 from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
-from toolkit.errors import ConfigurationError, ToolkitError
+from toolkit.errors import ConfigurationError
 from toolkit.evaluation import evaluate, undecodable
-from toolkit.files import DirectoryLock, parse_json, reason, write_atomically, write_failure
+from toolkit.files import parse_json, reason, write_atomically
 from toolkit.from_params import NonNegativeInt, Range, construct
 from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.metric import check_golds, metrics_from_params
 from toolkit.models.model import Model
 from toolkit.modules.token_embedders import TokenEmbedder
 from toolkit.params import Params, differences, show_differences
-from toolkit.plugins import PLUGINS_NAME, write_plugins
+from toolkit.plugins import write_plugins
 from toolkit.registrable import record_built
-from toolkit.training.checkpointer import CHECKPOINTS_DIR, Checkpointer
-from toolkit.training.curves import CURVES_NAME, TENSORBOARD_DIR
 from toolkit.training.distributed import Distributed, close_distributed, init_distributed
+from toolkit.training.run_directory import RUN_LOG, discard_unfinished_start, prepare_serialization_dir, writing_into
 from toolkit.training.trainer import Trainer, seed_everything
 from toolkit.upgrades import upgrade_config
 from toolkit.weights import load_weights
@@ -101,139 +88,6 @@ def drop_skipped(grammar: Grammar, examples: Sequence[Example], split: str) -> l
     if len(kept) < len(examples):
         logger.info("left out %d of %d %s examples that the grammar skips", len(examples) - len(kept), len(examples), split)
     return kept
-
-
-def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> tuple[DirectoryLock, "PreviousRun | None"]:
-    """Make *directory* ready for this run and lock it against every other run; the lock, held, and
-    with ``--force`` the previous run, moved aside until this one has been validated.
-
-    Nothing is deleted here. ``--force`` moves the files of the run it replaces into
-    ``DIR/.replaced``, once the lock is taken, so that it never pulls the files out from under a
-    run that is still going; ``--recover`` likewise never joins a running one.
-    """
-    if recover and force:
-        raise ConfigurationError("use either --recover or --force, not both")
-    if directory.exists() and not directory.is_dir():
-        raise ConfigurationError(f"the serialization directory {directory} is a file")
-    if (directory / REPLACED_DIR).is_dir():
-        restore_interrupted_force(directory)
-    filled = directory.is_dir() and any(path.name != DirectoryLock.NAME for path in directory.iterdir())
-    if filled and not (recover or force):
-        raise ConfigurationError(f"serialization directory {directory} is not empty; use --recover to continue its training or --force to overwrite it")
-    if recover and not filled:
-        raise ConfigurationError(f"--recover: serialization directory {directory} holds no earlier run")
-    if force and filled:
-        if not holds_a_run(directory):  # `-s . --force` would have emptied the working directory
-            raise ConfigurationError(
-                f"--force: {directory} holds files but no training run (no {RUN_LOG} or {CHECKPOINTS_DIR}/), so it is not emptied; "
-                "name a new directory, or one an earlier run wrote"
-            )
-        if foreign := foreign_files(directory):
-            raise ConfigurationError(
-                f"--force: {directory} holds files that no training run writes ({', '.join(foreign[:5])}{', …' if len(foreign) > 5 else ''}), "
-                "and --force deletes only what a run wrote: move them out, or train into another directory"
-            )
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ConfigurationError(f"cannot make the serialization directory {directory}: {reason(error)}") from None
-    lock = DirectoryLock(directory)
-    lock.acquire("recover the run in it" if recover else "train into it" if not force else "overwrite it (--force)")
-    try:
-        previous = PreviousRun(directory).move_aside() if force and filled else None
-    except OSError as error:
-        lock.release()
-        raise ConfigurationError(f"--force: cannot move the previous run in {directory} aside: {reason(error)}") from None
-    return lock, previous
-
-
-RUN_LOG = "out.log"  # the first file a run writes into its directory
-REPLACED_DIR = ".replaced"  # where --force keeps the previous run until the new one is validated
-
-# Every name a run writes at the top of its directory (and FILE.tmp for each, while it writes FILE).
-RUN_FILES = (
-    RUN_LOG,
-    CHECKPOINTS_DIR,
-    VOCABULARY_DIR,
-    CONFIG_NAME,
-    PLUGINS_NAME,
-    METRICS_NAME,
-    "metrics_epoch_*.json",
-    CURVES_NAME,
-    TENSORBOARD_DIR,
-    ARCHIVE_NAME,
-    WEIGHTS_NAME,
-    MANIFEST_NAME,
-    VERSION_NAME,
-    PRETRAINED_NAME,
-    PRETRAINED_DIR,
-    DirectoryLock.NAME,
-    REPLACED_DIR,
-)
-
-
-def holds_a_run(directory: Path) -> bool:
-    """Whether an earlier run wrote into *directory* (``--force`` empties nothing else)."""
-    return (directory / RUN_LOG).exists() or (directory / CHECKPOINTS_DIR).is_dir()
-
-
-def written_by_a_run(name: str) -> bool:
-    """Whether a run writes a file or folder of this *name* at the top of its directory."""
-    return any(fnmatchcase(name.removesuffix(".tmp"), pattern) for pattern in RUN_FILES)
-
-
-def foreign_files(directory: Path) -> list[str]:
-    """The entries of *directory* that no run writes (the training data, a user's notes), folders with a ``/``."""
-    return sorted(path.name + "/" * path.is_dir() for path in directory.iterdir() if not written_by_a_run(path.name))
-
-
-def empty_held_directory(directory: Path, keep: tuple[str, ...] = ()) -> None:
-    """Remove what a run wrote in *directory*, but the lock this run holds on it and the names in *keep*."""
-    for path in directory.iterdir():
-        if path.name not in (DirectoryLock.NAME, *keep) and written_by_a_run(path.name):
-            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
-
-
-def restore_interrupted_force(directory: Path) -> None:
-    """A ``--force`` start killed before its validation ended left the previous run aside: put it back,
-    under the lock, before anything else looks at the directory.
-    """
-    lock = DirectoryLock(directory)
-    lock.acquire("put back the run that an interrupted --force start moved aside")
-    try:
-        logger.warning("%s: putting back the run that an interrupted --force start had moved to %s", directory, REPLACED_DIR)
-        PreviousRun(directory).restore()
-    finally:
-        lock.release()
-
-
-class PreviousRun:
-    """The run that ``--force`` replaces, kept in ``DIR/.replaced`` until the new run is validated
-    (its config, data, vocabulary and model built): a new run that fails before then puts it back,
-    so a typo in ``-o`` or a bad data line leaves the directory as it was.
-    """
-
-    def __init__(self, directory: Path):
-        self.directory, self.aside = directory, directory / REPLACED_DIR
-
-    def move_aside(self) -> "PreviousRun":
-        self.aside.mkdir()
-        for path in sorted(self.directory.iterdir()):
-            if path.name not in (DirectoryLock.NAME, REPLACED_DIR):
-                os.replace(path, self.aside / path.name)
-        return self
-
-    def restore(self) -> None:
-        """Put the previous run back, in place of what the new one wrote."""
-        if self.aside.is_dir():
-            empty_held_directory(self.directory, keep=(REPLACED_DIR,))
-            for path in sorted(self.aside.iterdir()):
-                os.replace(path, self.directory / path.name)
-            self.aside.rmdir()
-
-    def discard(self) -> None:
-        """The new run is validated: the previous one goes."""
-        shutil.rmtree(self.aside, ignore_errors=True)
 
 
 # What a recovered run may change: how long it goes on, and where and how fast it runs. Anything
@@ -291,17 +145,6 @@ def quiet_logging() -> Iterator[None]:
         yield
     finally:
         toolkit_logger.setLevel(previous)
-
-
-@contextmanager
-def writing_into(directory: Path) -> Iterator[None]:
-    """A write into *directory* that the file system refuses (a full disk) is one error naming it."""
-    try:
-        yield
-    except OSError as error:
-        if why := write_failure(error, directory / RUN_LOG):
-            raise ToolkitError(f"cannot write in the serialization directory {directory}: {why}") from None
-        raise
 
 
 class RunLog(logging.FileHandler):
@@ -365,17 +208,6 @@ def train_model(params: Params, serialization_dir: str | Path, recover: bool = F
                 directory.rmdir()
     finally:
         close_distributed()
-
-
-def discard_unfinished_start(directory: Path) -> None:
-    """Empty *directory* of a run that failed before its first epoch was saved, so that the corrected
-    command can be typed again as it was; a run with a saved epoch is kept for ``--recover``.
-    """
-    if (directory / CHECKPOINTS_DIR / Checkpointer.STATE).exists():
-        return
-    empty_held_directory(directory, keep=(REPLACED_DIR,))
-    if not (directory / REPLACED_DIR).exists():
-        (directory / DirectoryLock.NAME).unlink(missing_ok=True)  # still held: released right after
 
 
 def _train(

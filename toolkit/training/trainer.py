@@ -4,10 +4,10 @@ One epoch = one pass over the training batches; after it the model decodes the v
 the metrics decide which checkpoints to keep, and everything ``--recover`` needs is saved. At the
 end the best (or last) N checkpoints are averaged into the final weights. The rest (MFU, early
 stopping, the time budget, TensorBoard, curves, a plugin's own) are callbacks (:mod:`toolkit.training.callbacks`).
+Validation itself is :mod:`toolkit.training.validation`.
 """
 
 import contextlib
-import difflib
 import json
 import logging
 import math
@@ -28,7 +28,7 @@ from toolkit.data.example import Example
 from toolkit.decoding import Search
 from toolkit.device import autocast, resolve_device, resolve_precision
 from toolkit.errors import ConfigurationError, TrainingError
-from toolkit.evaluation import move_to_device, predict, score
+from toolkit.evaluation import move_to_device
 from toolkit.from_params import Lazy, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
 from toolkit.metrics.metric import Metric
 from toolkit.models.model import Model
@@ -43,33 +43,13 @@ from toolkit.training.callbacks import (
 )
 from toolkit.training.checkpointer import CHECKPOINTS_DIR, Checkpointer
 from toolkit.training.distributed import Distributed
+from toolkit.training.frozen_caches import cache_fill_seconds, caching_in_eval  # noqa: F401  (caching_in_eval re-exported: tests import it from here)
 from toolkit.training.optimizers import Optimizer, parameter_groups
 from toolkit.training.schedulers import LearningRateScheduler
 from toolkit.training.state import TrainingRun, TrainingState, restore_checkpoint, save_checkpoint
+from toolkit.training.validation import Validation
 
 logger = logging.getLogger(__name__)
-
-
-@contextlib.contextmanager
-def caching_in_eval(model: torch.nn.Module):
-    """Let modules that cache what a frozen part computes (``cache_in_eval``) keep the validation set too.
-
-    Validation sentences recur every epoch, like training ones; prediction inputs do not, so the
-    flag is on only here.
-    """
-    caching = [module for module in model.modules() if hasattr(module, "cache_in_eval")]
-    for module in caching:
-        module.cache_in_eval = True
-    try:
-        yield
-    finally:
-        for module in caching:
-            module.cache_in_eval = False
-
-
-def cache_fill_seconds(model: torch.nn.Module) -> float:
-    """The seconds the model's caching modules have spent so far computing what they keep (``cache_fill_seconds``)."""
-    return sum(getattr(module, "cache_fill_seconds", 0.0) for module in model.modules())
 
 
 def seed_everything(seed: int) -> None:
@@ -83,7 +63,7 @@ class Trainer(Registrable):
 
 
 @Trainer.register("default")
-class GradientDescentTrainer(Trainer):
+class GradientDescentTrainer(Trainer, Validation):
     """Trains a :class:`Model` with a token budget per batch.
 
     # Parameters
@@ -283,23 +263,6 @@ class GradientDescentTrainer(Trainer):
             results["cache_fill_seconds"] = round(filled, 1)  # not to be spent again: the time budget's pace leaves it out
         return results
 
-    def select_checkpoints(self, state: TrainingState, epoch: int, results: dict[str, Any], has_validation: bool, warming_up: bool = False) -> None:
-        """Keep the best epochs for the final average (the last ones without validation data) and count validations without improvement (none during a warmup)."""
-        score_key = f"validation_{self.metric_name}"
-        if has_validation and score_key not in results and any(k.startswith("validation_") for k in results):
-            raise ConfigurationError(
-                f"trainer.validation_metric {self.metric_name!r} is not computed; available: "
-                + ", ".join(k.removeprefix("validation_") for k in results if k.startswith("validation_"))
-            )
-        if score_key in results:
-            score = results[score_key] if self.maximize else -results[score_key]
-            improved = not state.kept or score > max(state.kept)[0]
-            state.bad_epochs = 0 if improved else state.bad_epochs + (0 if warming_up else 1)
-            state.kept = sorted(state.kept + [(score, epoch)], reverse=True)[: self.num_average]
-        elif not has_validation:
-            state.kept = ([(float(epoch), epoch)] + state.kept)[: self.num_average]  # the last N epochs
-        results["best_epoch"] = max(state.kept)[1] if state.kept else epoch
-
     def train_epoch(self, run: TrainingRun, epoch: int, batches: list[list[int]]) -> dict[str, float]:
         """One pass over this rank's *batches*, training ``run.trained`` (the model or its DDP wrapper).
 
@@ -372,17 +335,6 @@ class GradientDescentTrainer(Trainer):
             self.skip(run.state, epoch, f"the gradient norm is {norm.item()}")
         run.optimizer.zero_grad(set_to_none=True)
 
-    def check_validation_metric(self, metrics: Sequence[Metric]) -> None:
-        """Fail before the first epoch, not after it, if no metric computes ``validation_metric``."""
-        names = [metric.names() for metric in metrics]
-        if any(found is None for found in names):
-            return
-        available = ["loss"] + [name for found in names for name in found]
-        if self.metric_name not in available:
-            close = difflib.get_close_matches(self.metric_name, available, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise ConfigurationError(f"trainer.validation_metric: no metric computes {self.metric_name!r}{hint}; available: {', '.join(available)}")
-
     def skip(self, state: TrainingState, epoch: int, why: str) -> None:
         """Count a skipped optimizer step; too many stop the run."""
         state.skipped_steps += 1
@@ -393,30 +345,3 @@ class GradientDescentTrainer(Trainer):
                 "trainer.max_skipped_steps; lower the learning rate, clip gradients (trainer.grad_norm), prefer bf16 to fp16, "
                 "or lower trainer.max_tokens"
             )
-
-    @torch.no_grad()
-    def validate(self, run: TrainingRun) -> dict[str, float]:
-        """Loss and metrics on the validation set; under ``torchrun`` each rank decodes a share."""
-        model, validation_data, validation_examples, metrics, distributed = (
-            run.model,
-            run.validation_data,
-            run.validation_examples,
-            run.metrics,
-            run.distributed,
-        )
-        model.eval()
-        shard = distributed.unpadded_shard(range(len(validation_data)))
-        sampler = TokenBudgetBatchSampler([model.length(validation_data[i]) for i in shard], self.decode_max_tokens, shuffle=False)
-        loss, tokens = 0.0, 0
-        with caching_in_eval(model):
-            for indices in sampler:
-                output = model(move_to_device(model.collate([validation_data[shard[i]] for i in indices]), self.device))
-                loss += output["loss"].item() * int(output["num_tokens"])
-                tokens += int(output["num_tokens"])
-            local = predict(model, [validation_examples[i] for i in shard], self.decode_max_tokens, self.validation_search) if metrics else None
-        loss, tokens = distributed.sum([loss, tokens])
-        results = {"loss": loss / max(tokens, 1)}
-        if metrics:
-            predictions = distributed.gather_shards(local, len(validation_examples))
-            results.update(score(predictions, validation_examples, metrics))
-        return results

@@ -5,6 +5,7 @@
 - :mod:`~toolkit.visualization.heatmaps`: attention as heatmaps (encoder self-attention, cross-attention);
 - :mod:`~toolkit.visualization.stack_buffer`: which tokens a transition parser holds at each action;
 - :mod:`~toolkit.visualization.structures`: the predicted graph or logical form as a file;
+- :mod:`~toolkit.visualization.fonts`: fonts with the labels' characters, whatever their script;
 - :mod:`~toolkit.visualization.svg`: predicted structures as SVG markup, with no plotting library (``toolkit serve``'s page);
 - :mod:`~toolkit.visualization.command`: all of it for the sentences of an input file.
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.errors import DataError, ToolkitError
+from toolkit.extras import install_hint
 from toolkit.files import input_lines
 from toolkit.models.model import Model
 
@@ -30,7 +31,7 @@ def require_plotting() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise ToolkitError('toolkit visualize needs matplotlib: pip install "parsing-toolkit[viz]"') from None
+        raise ToolkitError(f"toolkit visualize needs matplotlib: {install_hint('viz')}") from None
 
 
 def check_has_text(path: str | Path) -> None:
@@ -88,14 +89,23 @@ def visualize_archive(
 
 
 def draw_sentence(model: Model, example, directory: Path, notes: Note) -> Iterator[Path]:
-    from toolkit.visualization.heatmaps import cross_attention_figures, encoder_figures
-    from toolkit.visualization.stack_buffer import (
-        has_stack_and_buffer,
-        stack_buffer_figure,
-    )
+    from toolkit.visualization.fonts import covering_fonts
     from toolkit.visualization.trace import trace
 
     traced = trace(model, example)
+    with covering_fonts([*traced.tokens, *traced.symbols, str(traced.result)], notes):  # made and saved in those fonts
+        pictures = draw_pictures(model, traced, directory, notes)
+    yield from pictures
+    text = directory / "prediction.txt"
+    text.write_text(f"tokens: {' '.join(traced.tokens)}\nsymbols: {' '.join(traced.symbols)}\nresult: {traced.result}\n", encoding="utf-8")
+    yield text
+
+
+def draw_pictures(model: Model, traced, directory: Path, notes: Note) -> list[Path]:
+    """The attention, stack/buffer and structure pictures of a traced sentence, as far as the model has them."""
+    from toolkit.visualization.heatmaps import cross_attention_figures, encoder_figures
+    from toolkit.visualization.stack_buffer import has_stack_and_buffer, stack_buffer_figure
+
     figures = encoder_figures(traced, model.encoder)
     decoder = getattr(model, "decoder", None)
     if decoder is None:
@@ -108,13 +118,8 @@ def draw_sentence(model: Model, example, directory: Path, notes: Note) -> Iterat
             notes(f"grammar {type(model.grammar).__name__} has no stack or buffer: no stack/buffer picture")
     for file, figure in figures.items():
         save_png(figure, directory / file)
-        yield directory / file
     structure = draw_structure(model.grammar, traced.tokens, traced.result, directory, notes)
-    if structure is not None:
-        yield structure
-    text = directory / "prediction.txt"
-    text.write_text(f"tokens: {' '.join(traced.tokens)}\nsymbols: {' '.join(traced.symbols)}\nresult: {traced.result}\n", encoding="utf-8")
-    yield text
+    return [directory / file for file in figures] + ([structure] if structure is not None else [])
 
 
 def draw_structure(grammar, tokens: list[str], result: Any, directory: Path, notes: Note) -> Path | None:
@@ -138,7 +143,7 @@ def draw_structure(grammar, tokens: list[str], result: Any, directory: Path, not
         try:
             dot = amr_digraph(str(result))
         except ImportError:
-            notes('AMR graphs are drawn with the graphviz package, which is not installed: pip install "parsing-toolkit[viz]"')
+            notes(f"AMR graphs are drawn with the graphviz package, which is not installed: {install_hint('viz')}")
             return None
         return write_graph(dot, directory / "graph", notes)
     if isinstance(result, str):

@@ -12,6 +12,7 @@ Every label is escaped, so a token such as ``<script>`` is drawn, never run.
 from collections.abc import Sequence
 from html import escape
 
+from toolkit.extras import install_hint
 from tree_codecs.tree import Tree
 
 CHAR = 7.2  # px per character at the 12px font used throughout
@@ -33,7 +34,7 @@ def dependency_svg(tokens: Sequence[str], heads: Sequence[int], deprels: Sequenc
     try:
         from spacy import displacy
     except ImportError:
-        raise Unavailable('dependency trees are drawn by spaCy\'s displaCy, and spaCy is not installed: pip install "parsing-toolkit[spacy]"') from None
+        raise Unavailable(f"dependency trees are drawn by spaCy's displaCy, and spaCy is not installed: {install_hint('spacy')}") from None
     words = [{"text": token, "tag": "ROOT" if head == 0 else ""} for token, head in zip(tokens, heads)]
     arcs = [
         {"start": min(word, head - 1), "end": max(word, head - 1), "label": label, "dir": "left" if word < head - 1 else "right"}

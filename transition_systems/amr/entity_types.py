@@ -2,8 +2,9 @@
 
 ``AmrTransitionSystem.fit`` counts, for each mention whose span is the span of a gold entity's
 name, the entity's type: per name (``B-612`` -> ``planet``) and per kind of mention (``PERSON`` ->
-``person``). A mention then takes its name's type, else a country's where the name is one (``France``;
-spaCy says only ``GPE``), else its kind's, else :data:`~transition_systems.amr.mentions.DEFAULT_ENTITY_TYPES`.
+``person``; countries' names, which a list types, count for their names only). A mention then takes its
+name's type, else a country's where the name is one (``France``; spaCy says only ``GPE``), else its
+kind's, else :data:`~transition_systems.amr.mentions.DEFAULT_ENTITY_TYPES`.
 A kind with none of these (``NORP``, which ``DEMONYM`` makes, ``CARDINAL``) makes no ``NAME``.
 """
 
@@ -32,11 +33,16 @@ def entity_type(kind: str, words: Sequence[str], by_kind: dict[str, str], by_nam
 
 
 def learn_entity_types(seen: Iterable[tuple[str, Sequence[str], str]]) -> tuple[dict[str, str], dict[str, str]]:
-    """The most frequent type per kind and per name among *seen* ``(kind, words, type)`` (ties: the first seen)."""
+    """The most frequent type per kind and per name among *seen* ``(kind, words, type)`` (ties: the first seen).
+    A country's name counts for its name only: the country list types it, and a kind's type is for the others
+    (spaCy's ``GPE`` is a country's and a city's label alike; learned from countries, it would make every city one).
+    """
     kinds: dict[str, Counter[str]] = defaultdict(Counter)
     names: dict[str, Counter[str]] = defaultdict(Counter)
     for kind, words, type_ in seen:
-        kinds[kind][type_] += 1
-        names[" ".join(words)][type_] += 1
+        name = " ".join(words)
+        names[name][type_] += 1
+        if not (name in COUNTRIES and type_ == "country"):
+            kinds[kind][type_] += 1
     most = {kind: counts.most_common(1)[0][0] for kind, counts in sorted(kinds.items())}
     return most, {name: counts.most_common(1)[0][0] for name, counts in sorted(names.items())}

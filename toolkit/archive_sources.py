@@ -1,0 +1,184 @@
+"""Where an archive comes from: a path, an ``https://`` URL, or the name of an installed model package.
+
+Every command and :func:`toolkit.load_predictor` resolve what the user gave through
+:func:`resolve_archive`, so ``toolkit predict``, ``evaluate``, ``serve``, ``--ensemble`` and the
+spaCy component all take the three forms, in this order:
+
+- a file or folder that exists, used as it is;
+- a URL, downloaded once into the cache (:func:`cache_directory`) under a hash of the URL. The
+  download goes to a temporary file, which becomes the cache entry only once the archive's own
+  manifest checks pass (and the SHA-256 the URL may pin, ``...#sha256=HEX``): a cut or damaged
+  download is removed and refused, never left to be found later. Plain ``http://`` is refused
+  except from a loopback host (tests, a local mirror), since anyone on the way could swap the model;
+- the name of a model installed by a wheel that ``toolkit package`` built
+  (:mod:`toolkit.packaging`), found through the ``parsing_toolkit.models`` entry points, as spaCy
+  finds installed pipelines by their package names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import logging
+import os
+import re
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+from http.client import HTTPException
+from importlib.metadata import EntryPoint, entry_points
+from importlib.resources import files
+from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit
+
+from toolkit.archive import ARCHIVE_NAME, _extract, toolkit_version, verify_manifest
+from toolkit.errors import ArchiveError
+from toolkit.files import reason, write_failure
+from toolkit.weights import sha256
+
+MODELS_GROUP = "parsing_toolkit.models"  # entry points NAME = PACKAGE, the package holding ARCHIVE_NAME
+CACHE_VARIABLE = "TOOLKIT_ARCHIVE_CACHE"
+TIMEOUT = 60.0  # seconds without a byte before a download gives up
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")  # any scheme, so that ftp:// is refused as a URL, not looked for as a file
+MODEL_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a model's name is its package's: one word, so it is never mistaken for a path
+
+logger = logging.getLogger(__name__)
+
+
+def resolve_archive(source: str | os.PathLike) -> Path:
+    """The local path of the archive *source* names (a path, a URL or an installed model's name).
+
+    A ``Path`` is always a path. A path that does not exist is returned as it is, for
+    :func:`toolkit.archive.load_archive` to refuse as ever; a bare word that is neither a file nor
+    an installed model is refused here, naming the models that are installed.
+    """
+    if not isinstance(source, str):
+        return Path(source)
+    if URL.match(source):
+        return download(source)
+    path = Path(source)
+    if path.exists() or not MODEL_NAME.fullmatch(source):
+        return path
+    models = installed_models()
+    if source in models:
+        return installed_archive(models[source])
+    installed = f"the installed models are {', '.join(sorted(models))}" if models else "no model package is installed (toolkit package builds one)"
+    raise ArchiveError(f"archive not found: {source} is no file or folder here, nor the name of an installed model: {installed}")
+
+
+# ---------------------------------------------------------------- installed model packages
+
+
+def installed_models() -> dict[str, EntryPoint]:
+    """The models installed packages declare, by name."""
+    return {entry.name: entry for entry in entry_points(group=MODELS_GROUP)}
+
+
+def installed_archive(entry: EntryPoint) -> Path:
+    """The archive file inside the package an entry point of :data:`MODELS_GROUP` names."""
+    try:
+        archive = files(entry.module) / ARCHIVE_NAME
+    except ImportError as error:
+        raise ArchiveError(f"the model {entry.name} is declared installed, but its package {entry.module} cannot be imported ({error}): reinstall it") from None
+    if not isinstance(archive, Path):  # a zipped install: load_archive reads files
+        raise ArchiveError(f"the model {entry.name} is installed zipped, so its archive is no file: reinstall it with pip")
+    return archive
+
+
+# ---------------------------------------------------------------- URLs and the download cache
+
+
+def cache_directory() -> Path:
+    """``$TOOLKIT_ARCHIVE_CACHE``, else ``$XDG_CACHE_HOME/parsing-toolkit/archives``, else ``~/.cache/parsing-toolkit/archives``."""
+    if chosen := os.environ.get(CACHE_VARIABLE):
+        return Path(chosen).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "parsing-toolkit" / "archives"
+
+
+def cached_path(url: str) -> Path:
+    """Where the archive at *url* is kept: a hash of the whole URL (so a pinned URL is an entry of its own), then its file name."""
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", PurePosixPath(urlsplit(url).path).name)[-64:] or ARCHIVE_NAME
+    return cache_directory() / f"{hashlib.sha256(url.encode()).hexdigest()[:32]}-{name}"
+
+
+def download(url: str) -> Path:
+    """The cached copy of the archive at *url*, downloaded and checked first if there is none."""
+    check_scheme(url, url)
+    target = cached_path(url)
+    if target.is_file():
+        logger.info("%s: using the copy cached at %s", url, target)
+        return target
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".part")  # its own name: two processes may fetch one URL
+        os.close(handle)
+    except OSError as error:
+        raise ArchiveError(
+            f"cannot download {url}: cannot write into the cache {target.parent}: {reason(error)} (set {CACHE_VARIABLE} to another folder)"
+        ) from None
+    partial = Path(name)
+    try:
+        logger.info("downloading %s into %s", url, target)
+        fetch(url, partial)
+        check_download(url, partial)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def check_scheme(url: str, asked: str) -> None:
+    """Refuse *url* (reached from *asked*, maybe by a redirect) unless it is https, or http from a loopback host."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+    except ValueError as error:
+        raise ArchiveError(f"refusing {asked}: not a URL ({error})") from None
+    if parts.scheme == "https" or (parts.scheme == "http" and _loopback(host)):
+        return
+    if parts.scheme == "http":
+        raise ArchiveError(
+            f"refusing {asked}: plain http:// is allowed only from this machine (localhost); an archive sent in the clear can be swapped on the way, so use https://"
+        )
+    raise ArchiveError(f"refusing {asked}: {f'it redirects to {url}, and ' if url != asked else ''}archives are downloaded over https:// only")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def fetch(url: str, into: Path) -> None:
+    """Write the body at *url* into *into*; a network failure, or a body that ends short, is one :class:`ArchiveError` naming the URL."""
+    request = urllib.request.Request(url, headers={"User-Agent": f"parsing-toolkit/{toolkit_version() or 'dev'}"})
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT) as response, open(into, "wb") as file:
+            check_scheme(response.geturl(), url)
+            shutil.copyfileobj(response, file, 1 << 20)
+            expected, received = response.headers.get("Content-Length"), file.tell()
+    except urllib.error.HTTPError as error:
+        raise ArchiveError(f"cannot download {url}: the server answered {error.code} {error.reason}") from None
+    except (OSError, HTTPException) as error:
+        if why := write_failure(error, into):
+            raise ArchiveError(f"cannot download {url} into the cache {into.parent}: {why} (set {CACHE_VARIABLE} to another folder)") from None
+        why = getattr(error, "reason", None) or error
+        raise ArchiveError(f"cannot download {url}: {why.strerror if isinstance(why, OSError) and why.strerror else why}") from None
+    if expected is not None and expected.isdigit() and received != int(expected):
+        raise ArchiveError(f"cannot download {url}: it ended after {received:,} of its {int(expected):,} bytes; nothing was kept")
+
+
+def check_download(url: str, path: Path) -> None:
+    """Refuse the download *path* of *url* unless it is an intact archive: its manifest's checks, and the SHA-256 the URL pins, if any."""
+    pinned = re.fullmatch(r"sha256=([0-9a-fA-F]{64})", urlsplit(url).fragment)
+    if pinned and (found := sha256(path)) != pinned.group(1).lower():
+        raise ArchiveError(f"{url}: the download's SHA-256 is {found}, not the {pinned.group(1).lower()} the URL pins; nothing was kept")
+    try:
+        with tempfile.TemporaryDirectory() as temporary:
+            verify_manifest(_extract(path, Path(temporary)), path)
+    except ArchiveError as error:
+        raise ArchiveError(f"{str(error).replace(str(path), url)}; the download was not kept") from None
