@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.errors import ToolkitError
+from toolkit.extras import install_hint
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ def require_serve_extra() -> None:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as error:
-        raise ToolkitError(f'toolkit serve needs the serve extra ({error.name} is not installed): pip install "parsing-toolkit[serve]"') from None
+        raise ToolkitError(f"toolkit serve needs the serve extra ({error.name} is not installed): {install_hint('serve')}") from None
 
 
 CLIENT_TIMEOUT = 10.0  # seconds a client has to send a request's head, then its body; and the most a response waits for it to read

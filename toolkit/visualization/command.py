@@ -18,6 +18,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from toolkit.archive_sources import resolve_archive
 from toolkit.errors import DataError, ToolkitError
 from toolkit.extras import install_hint
 from toolkit.files import input_lines
@@ -69,8 +70,7 @@ def visualize_archive(
     from toolkit import load_predictor
 
     require_plotting()
-    if not Path(archive).exists():
-        raise ToolkitError(f"archive not found: {archive}")
+    archive = resolve_archive(archive)  # a path, an https URL or an installed model's name; refused at once if none
     check_has_text(input_path)
     try:
         Path(output_dir).mkdir(parents=True, exist_ok=True)
