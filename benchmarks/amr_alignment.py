@@ -12,8 +12,9 @@
    that training never saw at all (no parser trained on it can produce them) and labels seen
    only with other lemmas.
 3. The aligner against hand-made gold alignments (``tests/fixtures/amr_gold_alignments.txt``,
-   23 test sentences, 155 concept nodes): precision, recall and F1 on concept nodes, rules only
-   and with force-alignment.
+   23 test sentences, 155 concept nodes; ``amr_gold_alignments_entities.txt``, 20 sentences of
+   news- and biography-style text with names and dates, 117 concept nodes): precision, recall
+   and F1 on concept nodes, rules only and with force-alignment.
 
 Each with and without USC/ISI's dictionaries (``--dictionaries``, default DATA_ROOT/amr-dictionaries).
 
@@ -25,7 +26,7 @@ graphs, so each (result, gold) pair is scored once per run (its score is seeded,
 same), the training split is replayed once (fitted on itself is fitted on train), and the
 alignment counts come from the replays.
 
-    python benchmarks/amr_alignment.py [--data DATA_ROOT/amr-little-prince] [--dictionaries DIR] [--gold FILE] [--mentions auto|spacy|rules|none]
+    python benchmarks/amr_alignment.py [--data DATA_ROOT/amr-little-prince] [--dictionaries DIR] [--gold FILE ...] [--mentions auto|spacy|rules|none]
         [--held-out FILE]
 """
 
@@ -88,14 +89,15 @@ def main() -> None:
     parser.add_argument("--dictionaries", default=str(Path(data_root()) / "amr-dictionaries"))
     parser.add_argument("--mentions", default="auto", choices=("auto", "spacy", "rules", "none"), help="the grammar's NAME and DATE mentions")
     parser.add_argument("--held-out", type=Path, default=None, help="a PENMAN file scored as one more split (e.g. tests/fixtures/amr_entities_heldout.txt)")
-    parser.add_argument("--gold", type=Path, default=REPOSITORY / "tests" / "fixtures" / "amr_gold_alignments.txt")
+    fixtures = REPOSITORY / "tests" / "fixtures"
+    parser.add_argument("--gold", type=Path, nargs="+", default=[fixtures / "amr_gold_alignments.txt", fixtures / "amr_gold_alignments_entities.txt"])
     args = parser.parse_args()
     folder = args.data or Path(data_root()) / "amr-little-prince"
     reader = DatasetReader.by_name("penman")()
     data = {split: reader.read(folder / f"amr-bank-struct-v3.0-{split}.txt") for split in SPLITS}
     if args.held_out:  # another corpus, scored like a split (fitted on itself, and on The Little Prince's train)
         data[args.held_out.stem] = reader.read(args.held_out)
-    gold = read_gold_alignments(args.gold)
+    gold = {path.name: read_gold_alignments(path) for path in args.gold}
     metric = SmatchOnce(AmrTransitionSystem().smatch_seed)  # the grammar's oracle metric, each pair scored once
 
     for dictionaries in (args.dictionaries, None):
@@ -131,11 +133,14 @@ def main() -> None:
         )
         print("|---|---|---:|---:|---:|")
         print("\n".join(rows))
-        print(f"\n| aligner on {args.gold.name} | correct | predicted | gold | precision | recall | F1 |\n|---|---:|---:|---:|---:|---:|---:|")
-        for forced in (False, True):
-            score = score_aligner(AmrTransitionSystem(dictionaries=dictionaries), gold, forced=forced)
-            name = "rules and force-alignment" if forced else "rules"
-            print(f"| {name} | {score.correct} | {score.predicted} | {score.gold} | {score.precision:.3f} | {score.recall:.3f} | {score.f1:.3f} |")
+        print("\n| gold alignments | aligner | correct | predicted | gold | precision | recall | F1 |\n|---|---|---:|---:|---:|---:|---:|---:|")
+        for name, graphs in gold.items():
+            for forced in (False, True):
+                score = score_aligner(AmrTransitionSystem(dictionaries=dictionaries), graphs, forced=forced)
+                aligner = "rules and force-alignment" if forced else "rules"
+                print(
+                    f"| {name} | {aligner} | {score.correct} | {score.predicted} | {score.gold} | {score.precision:.3f} | {score.recall:.3f} | {score.f1:.3f} |"
+                )
 
 
 if __name__ == "__main__":

@@ -192,6 +192,14 @@ def test_the_hand_aligned_fixture_scores_the_aligner():
     assert forced.predicted > rules.predicted and forced.correct == rules.correct
 
 
+def test_the_second_fixture_news_style_names_and_dates_is_aligned():
+    graphs = read_gold_alignments(FIXTURE.with_name("amr_gold_alignments_entities.txt"))
+    assert len(graphs) == 20 and sum(len(item.gold) for item in graphs) == 117
+    assert graphs[15].gold["d"] == {6, 8, 9, 11}  # a date-entity takes its words (Monday , April 2 , 2001)
+    score = score_aligner(AmrTransitionSystem(), graphs)
+    assert score.correct == score.predicted == score.gold == 117  # measured: short sentences, every concept a word of its own
+
+
 def test_without_force_alignment_the_oracle_keeps_most_of_little_prince_dev():
     folder = Path(data_root()) / "amr-little-prince"
     if not folder.exists():
