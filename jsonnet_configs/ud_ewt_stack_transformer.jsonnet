@@ -47,7 +47,7 @@ local common = { input_dim: dim, layers: { num_layers: layers, num_heads: heads,
     tie_output_embeddings: true,
     label_smoothing: 0.1,
     source_token_dropout: 0.1,  // trains the unknown-word embedding
-    search: { type: 'beam', beam_size: 5, max_steps: 400 },  // 2n actions: sentences up to 200 words
+    search: { type: 'beam', beam_size: 5 },  // each sentence's steps from the grammar: its 2n actions
   },
   // CoNLL 2018 style: punctuation included. {"exclude_punctuation": true} gives the older convention.
   metrics: [{ type: 'attachment_scores' }],
@@ -57,7 +57,7 @@ local common = { input_dim: dim, layers: { num_layers: layers, num_heads: heads,
     num_epochs: 40,
     patience: 6,
     validation_metric: '+las',
-    validation_search: { type: 'greedy', max_steps: 400 },
+    validation_search: { type: 'greedy' },
     num_checkpoints_to_average: 3,
     grad_norm: 1.0,
     max_tokens: 4096,  // source words + actions per batch
