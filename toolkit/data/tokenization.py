@@ -102,22 +102,29 @@ def tokenizer_name() -> str:
     return "spacy" if spacy_installed() else "treebank"
 
 
-@lru_cache(maxsize=1)
-def _pipeline():  # type: ignore[no-untyped-def]
-    """SpaCy's English pipeline (tagger and lemmatizer) and its ``Doc``, or ``None`` (logged once)."""
+@lru_cache(maxsize=4)
+def spacy_english(disable: tuple[str, ...], instead: str):  # type: ignore[no-untyped-def]
+    """SpaCy's English pipeline without the components *disable*, and its ``Doc``; ``None`` where spaCy or its
+    English model is missing, logged once as what happens *instead* (``"lemmas are simplemma's"``).
+    """
     spacy = _spacy()
     if spacy is None:
-        logger.info("spaCy is not installed: lemmas are simplemma's (for spaCy's: %s)", install_hint("spacy"))
+        logger.info("spaCy is not installed: %s (for spaCy's: %s)", instead, install_hint("spacy"))
         return None
     from spacy.tokens import Doc
 
     for name in SPACY_MODELS:
         try:
-            return spacy.load(name, disable=["parser", "ner"]), Doc
+            return spacy.load(name, disable=list(disable)), Doc
         except OSError:
             continue
-    logger.info("no spaCy English model (%s): lemmas are simplemma's", ", ".join(SPACY_MODELS))
+    logger.info("no spaCy English model (%s): %s", ", ".join(SPACY_MODELS), instead)
     return None
+
+
+def _pipeline():  # type: ignore[no-untyped-def]
+    """SpaCy's English tagger and lemmatizer (see :func:`spacy_english`)."""
+    return spacy_english(("parser", "ner"), "lemmas are simplemma's")
 
 
 @lru_cache(maxsize=65536)

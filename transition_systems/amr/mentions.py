@@ -21,6 +21,8 @@ from datetime import datetime
 from functools import lru_cache
 from typing import NamedTuple
 
+from toolkit.data.tokenization import spacy_english
+
 logger = logging.getLogger(__name__)
 
 MENTION_SOURCES = ("spacy", "rules", "none")
@@ -69,24 +71,9 @@ def spacy_available() -> bool:
     return _ner() is not None
 
 
-@lru_cache(maxsize=1)
 def _ner():  # type: ignore[no-untyped-def]
     """SpaCy's English pipeline with its named-entity recogniser, and its ``Doc``; ``None`` (logged once) without."""
-    try:
-        import spacy
-        from spacy.tokens import Doc
-    except ImportError:
-        logger.info("spaCy is not installed: named entities and dates are found by rules")
-        return None
-    from toolkit.data.tokenization import SPACY_MODELS
-
-    for name in SPACY_MODELS:
-        try:
-            return spacy.load(name, disable=["parser", "lemmatizer"]), Doc
-        except OSError:
-            continue
-    logger.info("no spaCy English model (%s): named entities and dates are found by rules", ", ".join(SPACY_MODELS))
-    return None
+    return spacy_english(("parser", "lemmatizer"), "named entities and dates are found by rules")
 
 
 @lru_cache(maxsize=65536)
