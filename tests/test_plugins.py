@@ -81,7 +81,7 @@ def test_the_plugins_of_an_archive_are_the_packages_of_the_components_built(fake
 def test_list_names_the_package_of_every_component(monkeypatch, capsys):
     code, out, _ = run(monkeypatch, capsys, "list", "Grammar")
     assert code == 0
-    assert "  arc_standard: transition_systems.arc_standard.ArcStandard [parsing-toolkit 0.1.0]" in out
+    assert "  arc_standard: transition_systems.arc_standard.ArcStandard [parsing-toolkit 0.2.0]" in out
 
 
 def test_the_example_plugin_configs_build_the_plugin_grammars(monkeypatch):
