@@ -113,6 +113,9 @@ def test_fitting_learns_entity_types_by_kind_and_by_name():
     assert entity_type("PROPER", ["France"], by_kind, by_name) == "country"  # a country's name is a country
     assert entity_type("PERSON", ["Ann"], by_kind, by_name) == "person"  # a kind training never saw: the default
     assert entity_type("NORP", ["French"], by_kind, by_name) is None and entity_type("DATE", ["1909"], by_kind, by_name) is None
+    # numbers are no names, whatever training saw (spaCy calls B-612 a CARDINAL; "one" and "two" are too)
+    assert learn_entity_types([("CARDINAL", ("B-612",), "asteroid")]) == ({}, {})
+    assert entity_type("CARDINAL", ["one"], {"CARDINAL": "asteroid"}, {}) is None
     system = AmrTransitionSystem(mentions="rules")
     fitted = system.fit([MACRON])
     assert fitted["mentions"] == "rules" and fitted["entity_names"] == {"Emmanuel Macron": "person", "France": "country"}

@@ -5,7 +5,8 @@ name, the entity's type: per name (``B-612`` -> ``planet``) and per kind of ment
 ``person``; countries' names, which a list types, count for their names only). A mention then takes its
 name's type, else a country's where the name is one (``France``; spaCy says only ``GPE``), else its
 kind's, else :data:`~transition_systems.amr.mentions.DEFAULT_ENTITY_TYPES`.
-A kind with none of these (``NORP``, which ``DEMONYM`` makes, ``CARDINAL``) makes no ``NAME``.
+Only the kinds of names make one (those of ``DEFAULT_ENTITY_TYPES``): not ``DATE``, nor ``NORP`` (which
+``DEMONYM`` makes), nor numbers (``CARDINAL``: spaCy calls ``B-612`` one).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
 from transition_systems.amr.lexicon import DEMONYMS
-from transition_systems.amr.mentions import DATE, DEFAULT_ENTITY_TYPES
+from transition_systems.amr.mentions import DEFAULT_ENTITY_TYPES
 
 COUNTRIES = frozenset(name for kind, name in DEMONYMS.values() if kind == "country")
 PLACE_KINDS = frozenset({"GPE", "LOC", "PROPER"})  # kinds of mention a country's name may come as
@@ -22,7 +23,7 @@ PLACE_KINDS = frozenset({"GPE", "LOC", "PROPER"})  # kinds of mention a country'
 
 def entity_type(kind: str, words: Sequence[str], by_kind: dict[str, str], by_name: dict[str, str]) -> str | None:
     """The type of the entity a *kind* mention of *words* names (see the module docstring); ``None``: no NAME."""
-    if kind == DATE:
+    if kind not in DEFAULT_ENTITY_TYPES:  # a date, a number (CARDINAL, MONEY, ...) or an adjective of place (NORP) is no name
         return None
     name = " ".join(words)
     if name in by_name:
@@ -40,6 +41,8 @@ def learn_entity_types(seen: Iterable[tuple[str, Sequence[str], str]]) -> tuple[
     kinds: dict[str, Counter[str]] = defaultdict(Counter)
     names: dict[str, Counter[str]] = defaultdict(Counter)
     for kind, words, type_ in seen:
+        if kind not in DEFAULT_ENTITY_TYPES:
+            continue
         name = " ".join(words)
         names[name][type_] += 1
         if not (name in COUNTRIES and type_ == "country"):
