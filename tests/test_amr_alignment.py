@@ -197,7 +197,8 @@ def test_the_second_fixture_news_style_names_and_dates_is_aligned():
     assert len(graphs) == 20 and sum(len(item.gold) for item in graphs) == 117
     assert graphs[15].gold["d"] == {6, 8, 9, 11}  # a date-entity takes its words (Monday , April 2 , 2001)
     score = score_aligner(AmrTransitionSystem(), graphs)
-    assert score.correct == score.predicted == score.gold == 117  # measured: short sentences, every concept a word of its own
+    # measured: short sentences, every concept a word of its own: all 117 with spaCy's lemmas, 115 (none wrong) with simplemma's
+    assert score.correct == score.predicted >= 115
 
 
 def test_without_force_alignment_the_oracle_keeps_most_of_little_prince_dev():

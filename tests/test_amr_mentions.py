@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolkit.data.example import Example
+from toolkit.grammars.grammar import SymbolTable
 from transition_systems.amr import AmrTransitionSystem
 from transition_systems.amr import mentions as mentions_module
 from transition_systems.amr.actions import DATE, NAME
@@ -181,3 +182,14 @@ def test_mentions_are_disjoint_and_every_name_or_date_action_keeps_the_state_sou
                 assert state.stack[-1] == before and len(state.edges) - edges == len(state.labels) - before - 1  # a tree below the new node
                 assert state.span_end > state.cursor and state.component[before:] == (before,) * (len(state.labels) - before)
         state = state.apply("SHIFT") if "SHIFT" in state.allowed() else state.apply("COPY_LEMMA")
+
+
+def test_a_grammar_that_takes_mentions_parses_each_whole_and_still_trains_on_any_gold():
+    system = AmrTransitionSystem(mentions="rules", take_mentions=True)
+    system.fit([MACRON])
+    start, symbols = system.initial_state(MACRON), SymbolTable(["SHIFT", "MERGE", "COPY_LEMMA", "ENTITY:person", NAME, DATE])
+    assert set(start.allowed().symbol_ids(symbols)) == {symbols.ids[NAME]}  # the parse must take the mention
+    free = AmrTransitionSystem(mentions="rules", take_mentions=True, entity_types={"PROPER": "city"}, entity_names={})
+    assert free.oracle(MACRON)[:2] == ["MERGE", "ENTITY:person"]  # the oracle is not bound by it: MERGE at a mention
+    assert free.derive(MACRON).symbols == free.oracle(MACRON)  # and training replays it from the free state
+    assert free.derivation_state(MACRON).allowed().merge and not free.initial_state(MACRON).allowed().merge

@@ -41,7 +41,7 @@ def replay_oracle(grammar: Grammar, examples: Sequence[Example], metrics: Sequen
             errors.append(str(error))
             continue
         readable.append(example)
-        state = grammar.initial_state(example)
+        state = grammar.derivation_state(example)
         for symbol in derivation.symbols:
             state = state.apply(symbol)
         lengths[len(derivation.symbols)] += 1

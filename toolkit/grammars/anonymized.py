@@ -70,6 +70,9 @@ class AnonymizedGrammar(Grammar):
     def initial_state(self, example: Example) -> RestoringState:
         return RestoringState(self.grammar.initial_state(self.anonymized(example)), self.anonymizer, example.meta.get(MENTIONS, ()))
 
+    def derivation_state(self, example: Example) -> RestoringState:
+        return RestoringState(self.grammar.derivation_state(self.anonymized(example)), self.anonymizer, example.meta.get(MENTIONS, ()))
+
     def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
         fitted = self.grammar.fit([self.anonymized(example) for example in examples])
         return {"grammar": fitted} if fitted else {}

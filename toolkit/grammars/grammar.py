@@ -161,7 +161,7 @@ class Grammar(Registrable):
 
     def replay(self, example: Example) -> State:
         """The final state reached by feeding the oracle's symbols to the state machine."""
-        state = self.initial_state(example)
+        state = self.derivation_state(example)
         for symbol in self.oracle(example):
             state = state.apply(symbol)
         return state

@@ -44,7 +44,7 @@ class TracedState(State):
 
 def replay(grammar: Grammar, example: Example, symbols: Sequence[str]) -> list[Mapping[str, Any]]:
     """``state.features()`` before each of *symbols*, replayed from the initial state (stack and buffer, tree paths)."""
-    state, steps = grammar.initial_state(example), []
+    state, steps = grammar.derivation_state(example), []
     for symbol in symbols:
         steps.append(state.features())
         state = state.apply(symbol)

@@ -46,7 +46,7 @@ class LearnsFromTraining:
                 graph = GoldGraph.of(self.target(example))
             except DataError:
                 continue
-            state = self.initial_state(example)
+            state = self.derivation_state(example)
             if self.open_forced_share and self.force_align:
                 alignment = self.align(graph, state.sentence)
                 uses.update(graph.labels[node] for node in graph.nodes)
@@ -87,7 +87,7 @@ class LearnsFromTraining:
                 graph = GoldGraph.of(self.target(example))
             except DataError:
                 continue
-            sentence = self.initial_state(example).sentence
+            sentence = self.derivation_state(example).sentence
             names = {span: entity for entity, span in self.align(graph, sentence).names.items()}
             for start, end, kind in sentence.mentions:
                 if kind != DATE and (start, end) in names:
@@ -111,7 +111,7 @@ class LearnsFromTraining:
                 continue
             if status == "fallback":
                 continue
-            state, per_span, per_token = unbounded.initial_state(example), 0, 0.0
+            state, per_span, per_token = unbounded.derivation_state(example), 0, 0.0
             tokens = len(state.sentence.tokens)
             for action in actions:  # the budget is checked before each action, against the nodes and room made so far
                 spare = state.steps + 1 - self.action_budget(0, len(state.labels), state.room)

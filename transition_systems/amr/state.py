@@ -84,6 +84,7 @@ class AmrState(State):
     steps: int = 0  # actions so far, against the grammar's action budget
     room: int = 0  # SWAPs the budget gives the nodes made: per node, the stack below it when made, less one
     closed: bool = False
+    takes_mentions: bool = False  # a parse (not the oracle) of a grammar that takes_mentions: only NAME / DATE at a mention
 
     # ------------------------------------------------------------ State interface
 
@@ -122,6 +123,8 @@ class AmrState(State):
             right = sum(symbol.startswith(RA) for symbol in between) < MAX_EDGES_BETWEEN
         preds, frame, stem, positive, word, number, demonym, name, date = self._span_options() if create else (None,) + (False,) * 8
         name, date = (name, date) if self.here == 0 and self.span_end == self.cursor + 1 else (False, False)  # a mention's span is made whole
+        if (name or date) and self.takes_mentions:
+            return AmrAllowed(name=name, date=date)
         close = not tokens_left and bool(self.labels) and self.top >= 0 and self._connected()
         return AmrAllowed(
             create=create,

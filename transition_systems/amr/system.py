@@ -131,6 +131,10 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         entity_types, entity_names: the entity type ``NAME`` makes per kind of mention and per
             name (:mod:`~transition_systems.amr.entity_types`): what :meth:`fit` learns from the
             training graphs.
+        take_mentions: at a mention's first token a parse may only make it whole (``NAME``,
+            ``DATE``): every mention the grammar can type becomes its entity, however rarely the
+            training data showed one (for parsing; the oracle of a grammar with it fails where a
+            gold graph does not make a mention whole).
     """
 
     default_predictor = "amr"
@@ -158,6 +162,7 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         mentions: str = "auto",
         entity_types: dict[str, str] | None = None,
         entity_names: dict[str, str] | None = None,
+        take_mentions: bool = False,
     ) -> None:
         for key, value in (("max_merge", max_merge), ("max_nodes_per_span", max_nodes_per_span), ("max_nodes", max_nodes)):
             if value is not None and value < 1:
@@ -186,7 +191,7 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         self.mentions = ("spacy" if spacy_available() else "rules") if mentions == "auto" else mentions
         if self.mentions == "spacy" and not spacy_available():
             logger.warning("this grammar's mentions came from spaCy's NER, which is not installed here, so rules find them: %s", install_hint("spacy"))
-        self.entity_types, self.entity_names = entity_types, entity_names
+        self.entity_types, self.entity_names, self.take_mentions = entity_types, entity_names, take_mentions
         self.refused: set[object] = set()  # the examples over the node limit already warned about
 
     @cached_property
@@ -238,6 +243,11 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
     # ------------------------------------------------------------ Grammar interface
 
     def initial_state(self, example: Example) -> AmrState:
+        """A parse's start: it takes every mention whole where the grammar says so (``take_mentions``)."""
+        return self.derivation_state(example)._replace(steps=0, takes_mentions=self.take_mentions)
+
+    def derivation_state(self, example: Example) -> AmrState:
+        """The oracle's start: free to make a mention's entity as its gold graph does."""
         tokens = tuple(example.tokens)
         lemmas = example.meta.get("lemmas") if example.meta else None
         if lemmas is None or len(lemmas) != len(tokens):
@@ -255,7 +265,7 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         any work, with one warning naming its file, line and the limit (once per example).
         """
         graph = self.target(example)
-        start = self.initial_state(example)
+        start = self.derivation_state(example)
         if (refusal := self.over_limit(graph, len(start.sentence.tokens))) is not None:
             where = ":".join(str(part) for part in (example.meta.get("path"), example.meta.get("line")) if part is not None)
             if (where or id(example)) not in self.refused:
@@ -301,7 +311,7 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
                 graph = GoldGraph.of(self.target(example))
             except DataError:
                 continue
-            state = self.initial_state(example)
+            state = self.derivation_state(example)
             alignment = self.align(graph, state.sentence)
             counts["nodes"] += len(graph.nodes)
             counts["rule_aligned_nodes"] += alignment.rule_aligned
