@@ -32,7 +32,8 @@ from importlib.resources import files
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
-from toolkit.archive import ARCHIVE_NAME, _extract, toolkit_version, verify_manifest
+from toolkit.archive import ARCHIVE_NAME, toolkit_version
+from toolkit.archive_members import extract_archive, verify_manifest
 from toolkit.errors import ArchiveError
 from toolkit.files import reason, write_failure
 from toolkit.weights import sha256
@@ -179,6 +180,6 @@ def check_download(url: str, path: Path) -> None:
         raise ArchiveError(f"{url}: the download's SHA-256 is {found}, not the {pinned.group(1).lower()} the URL pins; nothing was kept")
     try:
         with tempfile.TemporaryDirectory() as temporary:
-            verify_manifest(_extract(path, Path(temporary)), path)
+            verify_manifest(extract_archive(path, Path(temporary)), path)
     except ArchiveError as error:
         raise ArchiveError(f"{str(error).replace(str(path), url)}; the download was not kept") from None
