@@ -138,16 +138,45 @@ def test_fp16_on_the_cpu_is_a_config_error(geo_slice, tmp_path):
         train_model(params(geo_slice, **{"trainer.num_epochs": 1, "trainer.mixed_precision": "fp16", "trainer.device": "cpu"}), tmp_path / "fp16")
 
 
-def test_time_budget_stops_and_recover_continues_from_an_unvalidated_epoch(geo_slice, tmp_path):
+def test_time_budget_cuts_the_epoch_at_a_step_and_recover_goes_on_from_that_step(geo_slice, tmp_path):
+    """A budget spent before training starts stops epoch 0 after its first optimizer step (a budget is
+    checked inside the epoch, so a slow first epoch cannot overrun it); the weights of that step are the
+    archive's, the metrics say where it stopped, and ``--recover`` goes on from the next batch: the
+    run then ends bit-identical to one never stopped, epoch 0's loss over all its batches.
+    """
     every_other = {"trainer.num_epochs": 3, "trainer.validate_every": 2}
     train_model(params(geo_slice, **every_other), tmp_path / "straight")
-    # A zero budget lets exactly one epoch run (epoch 0, which validate_every=2 leaves unvalidated).
     train_model(params(geo_slice, **every_other, **{"trainer.max_minutes": 0}), tmp_path / "budget")
     assert sorted(p.name for p in (tmp_path / "budget").glob("metrics_epoch_*.json")) == ["metrics_epoch_0.json"]
-    assert "validation_loss" not in json.loads((tmp_path / "budget" / "metrics_epoch_0.json").read_text())
+    cut = json.loads((tmp_path / "budget" / "metrics_epoch_0.json").read_text())
+    assert (cut["trained_batches"], cut["epoch_batches"]) == (1, 2) and "validation_loss" not in cut
+    assert json.loads((tmp_path / "budget" / "metrics.json").read_text())["trained_batches"] == 1
+    assert load_archive(tmp_path / "budget" / "model.tar.gz").model is not None  # a usable model
     train_model(params(geo_slice, **every_other), tmp_path / "budget", recover=True)
     straight, resumed = weights(tmp_path / "straight"), weights(tmp_path / "budget")
     assert all(torch.equal(straight[name], resumed[name]) for name in straight)
+    first = [json.loads((tmp_path / run / "metrics_epoch_0.json").read_text()) for run in ("straight", "budget")]
+    assert first[0]["training_loss"] == first[1]["training_loss"] and "trained_batches" not in first[1]
+
+
+def test_a_validation_that_would_overrun_the_budget_is_cut_short(geo_slice, tmp_path, monkeypatch):
+    """The budget runs out while epoch 0 is validated (its training ended in time): the validation is
+    left out, the epoch is kept unvalidated, and its weights are the archive's.
+    """
+    from toolkit.training import validation
+
+    real_predict = validation.predict
+
+    def budget_spent_while_decoding(model, examples, max_tokens, search, should_stop):
+        monkeypatch.setattr("time.monotonic", lambda: float("inf"))  # from here on, the budget is spent
+        return real_predict(model, examples, max_tokens, search, should_stop)
+
+    monkeypatch.setattr(validation, "predict", budget_spent_while_decoding)
+    train_model(params(geo_slice, **{"trainer.num_epochs": 3, "trainer.max_minutes": 60}), tmp_path / "run")
+    epochs = sorted(p.name for p in (tmp_path / "run").glob("metrics_epoch_*.json"))
+    assert epochs == ["metrics_epoch_0.json"]
+    first = json.loads((tmp_path / "run" / "metrics_epoch_0.json").read_text())
+    assert "validation_loss" not in first and "trained_batches" not in first  # trained whole, validation cut
 
 
 def test_precision_auto_is_full_precision_on_the_cpu_and_bad_values_name_the_key():

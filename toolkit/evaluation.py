@@ -1,7 +1,7 @@
 """Decoding a data set and scoring it: shared by validation, `toolkit evaluate` and predictors."""
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -13,20 +13,25 @@ from toolkit.device import move_to_device
 from toolkit.metrics.metric import Metric, check_golds
 from toolkit.models.model import Model
 
-__all__ = ["evaluate", "move_to_device", "predict", "undecodable"]
+__all__ = ["DecodingStopped", "evaluate", "move_to_device", "predict", "undecodable"]
 
 logger = logging.getLogger(__name__)
 
 
+class DecodingStopped(Exception):
+    """:func:`predict` was told to stop between batches (a training run's time budget ran out while it validated)."""
+
+
 @torch.no_grad()
-def predict(model: Model, examples: Sequence[Example], max_tokens: int = 8192, search=None) -> list[Any]:
+def predict(model: Model, examples: Sequence[Example], max_tokens: int = 8192, search=None, should_stop: Callable[[], bool] | None = None) -> list[Any]:
     """Predictions for *examples* in their original order, decoded in length-sorted batches.
 
     *max_tokens* bounds a batch's padded source tokens times the search's hypotheses per sentence
     (``Search.hypotheses_per_input``): a beam of *k* decodes *k* rows per sentence, so its batches
     hold *k* times fewer sentences. Sized
     like greedy's, a beam's batches were 1.35× slower on one CPU thread (EWT, beam 5,
-    ``benchmarks/dependency_speed.py``); the outputs are the same either way.
+    ``benchmarks/dependency_speed.py``); the outputs are the same either way. *should_stop* is asked
+    before each batch; ``True`` raises :class:`DecodingStopped`.
     """
     model.eval()
     lengths = [len(example.tokens) for example in examples]
@@ -34,6 +39,8 @@ def predict(model: Model, examples: Sequence[Example], max_tokens: int = 8192, s
     searching = search or getattr(model, "search", None)  # a tagger has no search
     rows = searching.hypotheses_per_input if isinstance(searching, Search) else 1
     for indices in TokenBudgetBatchSampler(lengths, max(max_tokens // rows, 1), shuffle=False):
+        if should_stop is not None and should_stop():
+            raise DecodingStopped
         for i, prediction in zip(indices, model.predict([examples[i] for i in indices], search)):
             predictions[i] = prediction
     return predictions

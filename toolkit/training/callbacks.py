@@ -147,7 +147,10 @@ class TimeBudget(TrainerCallback):
     """Starts no epoch that would, at the pace of the last one, end past *max_minutes* of training.
 
     The pace leaves out the time the last epoch spent filling caches (``cache_fill_seconds``): a
-    frozen transformer's first epoch can take 30 times what the epochs that read its cache do.
+    frozen transformer's first epoch can take 30 times what the epochs that read its cache do. A
+    run always starts its first epoch; one that runs past the budget anyway is cut short by the
+    trainer at an optimizer step (``trainer.max_minutes``), so this callback only spares the time
+    of an epoch that could not end in time.
     """
 
     def __init__(self, max_minutes: NonNegativeFloat) -> None:
@@ -160,7 +163,9 @@ class TimeBudget(TrainerCallback):
         self.check(run.state)
 
     def check(self, state: TrainingState) -> None:
-        last = state.history[-1] if state.history else {}
+        if not state.history:
+            return  # nothing trained yet: the first epoch starts, and stops in time if it must
+        last = state.history[-1]
         last_epoch_seconds = last.get("epoch_seconds", 0.0) - last.get("cache_fill_seconds", 0.0)
         if state.elapsed + last_epoch_seconds > 60 * self.max_minutes:
             state.stop(f"stopping: another epoch would overrun the time budget of {self.max_minutes:.1f} minutes")

@@ -1,4 +1,4 @@
-"""A run's serialization directory: locked, never emptied of files a run did not write, and the run ``--force`` replaces kept until the new one is sound."""
+"""A run's serialization directory: locked, never emptied of files a run did not write, and the run ``--force`` replaces kept until the new one has saved an epoch."""
 
 import logging
 import os
@@ -21,6 +21,7 @@ from toolkit.archive import (
 )
 from toolkit.errors import ConfigurationError, ToolkitError
 from toolkit.files import DirectoryLock, reason, write_failure
+from toolkit.interrupts import shielded
 from toolkit.plugins import PLUGINS_NAME
 from toolkit.training.checkpointer import CHECKPOINTS_DIR, Checkpointer
 from toolkit.training.curves import CURVES_NAME, TENSORBOARD_DIR
@@ -30,7 +31,7 @@ logger = logging.getLogger(__name__)
 
 def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> tuple[DirectoryLock, "PreviousRun | None"]:
     """Make *directory* ready for this run and lock it against every other run; the lock, held, and
-    with ``--force`` the previous run, moved aside until this one has been validated.
+    with ``--force`` the previous run, moved aside until this one has saved its first checkpoint.
 
     Nothing is deleted here. ``--force`` moves the files of the run it replaces into
     ``DIR/.replaced``, once the lock is taken, so that it never pulls the files out from under a
@@ -64,6 +65,7 @@ def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> tu
         raise ConfigurationError(f"cannot make the serialization directory {directory}: {reason(error)}") from None
     lock = DirectoryLock(directory)
     lock.acquire("recover the run in it" if recover else "train into it" if not force else "overwrite it (--force)")
+    shutil.rmtree(directory / DISCARDED_DIR, ignore_errors=True)  # a replaced run whose deletion was cut short
     try:
         previous = PreviousRun(directory).move_aside() if force and filled else None
     except OSError as error:
@@ -73,7 +75,8 @@ def prepare_serialization_dir(directory: Path, recover: bool, force: bool) -> tu
 
 
 RUN_LOG = "out.log"  # the first file a run writes into its directory
-REPLACED_DIR = ".replaced"  # where --force keeps the previous run until the new one is validated
+REPLACED_DIR = ".replaced"  # where --force keeps the previous run until the new one has saved its first checkpoint
+DISCARDED_DIR = ".replaced.tmp"  # the previous run on its way out: renamed in one step, so a half-deleted run is never put back
 
 # Every name a run writes at the top of its directory (and FILE.tmp for each, while it writes FILE).
 RUN_FILES = (
@@ -133,32 +136,58 @@ def restore_interrupted_force(directory: Path) -> None:
 
 
 class PreviousRun:
-    """The run that ``--force`` replaces, kept in ``DIR/.replaced`` until the new run is validated
-    (its config, data, vocabulary and model built): a new run that fails before then puts it back,
-    so a typo in ``-o`` or a bad data line leaves the directory as it was.
+    """The run that ``--force`` replaces, kept in ``DIR/.replaced`` until the new run has saved its
+    first checkpoint: a new run that fails or is interrupted before then (a typo in ``-o``, a bad
+    data line, Ctrl-C in its first epoch) puts it back byte for byte, so the directory always holds
+    one run that can be used or recovered.
     """
+
+    MOVING = ".moving"  # in .replaced while the previous run moves in: what is still outside is the previous run's too
+    RESTORING = ".restoring"  # in .replaced while it moves back: the new run's files are already gone
 
     def __init__(self, directory: Path):
         self.directory, self.aside = directory, directory / REPLACED_DIR
 
     def move_aside(self) -> "PreviousRun":
-        self.aside.mkdir()
-        for path in sorted(self.directory.iterdir()):
-            if path.name not in (DirectoryLock.NAME, REPLACED_DIR):
-                os.replace(path, self.aside / path.name)
+        with shielded():
+            self.aside.mkdir()
+            (self.aside / self.MOVING).touch()
+            for path in sorted(self.directory.iterdir()):
+                if path.name not in (DirectoryLock.NAME, REPLACED_DIR):
+                    os.replace(path, self.aside / path.name)
+            (self.aside / self.MOVING).unlink()
         return self
 
     def restore(self) -> None:
-        """Put the previous run back, in place of what the new one wrote."""
-        if self.aside.is_dir():
-            empty_held_directory(self.directory, keep=(REPLACED_DIR,))
+        """Put the previous run back, in place of what the new one wrote.
+
+        Markers make it safe to cut short at any point (a second Ctrl-C, a kill): the next start
+        finishes it, and never takes a file of the previous run for one of the new run's.
+        """
+        if not self.aside.is_dir():
+            return
+        with shielded():
+            markers = (self.aside / self.MOVING, self.aside / self.RESTORING)
+            if not any(marker.exists() for marker in markers):
+                empty_held_directory(self.directory, keep=(REPLACED_DIR,))  # the new run's files
+            markers[1].touch()
+            markers[0].unlink(missing_ok=True)
             for path in sorted(self.aside.iterdir()):
-                os.replace(path, self.directory / path.name)
+                if path not in markers:
+                    os.replace(path, self.directory / path.name)
+            markers[1].unlink()
             self.aside.rmdir()
 
     def discard(self) -> None:
-        """The new run is validated: the previous one goes."""
-        shutil.rmtree(self.aside, ignore_errors=True)
+        """The new run has saved an epoch: the previous one goes. It is renamed first, in one step, so
+        that a process killed while deleting it leaves nothing the next start would put back.
+        """
+        if self.aside.is_dir():
+            discarded = self.directory / DISCARDED_DIR
+            shutil.rmtree(discarded, ignore_errors=True)
+            with shielded():
+                os.replace(self.aside, discarded)
+            shutil.rmtree(discarded, ignore_errors=True)
 
 
 def discard_unfinished_start(directory: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,13 +37,14 @@ if TYPE_CHECKING:
 class TrainingState:
     """What ``--recover`` restores, saved with every checkpoint; all of it but ``stop_reason``."""
 
-    epoch: int = -1  # the last finished epoch
+    epoch: int = -1  # the last epoch whose checkpoint is saved: finished, or cut short (see cut)
     history: list[dict[str, Any]] = field(default_factory=list)  # each finished epoch's results
     kept: list[tuple[float, int]] = field(default_factory=list)  # (score, epoch) of the checkpoints to average: best (or, unvalidated, newest) first
     elapsed: float = 0.0  # seconds of training and validation over every leg of the run
     bad_epochs: int = 0  # validations since the validation metric last improved
     skipped_steps: int = 0  # optimizer steps left out (non-finite gradients, out of memory)
     callbacks: dict[str, Any] = field(default_factory=dict)  # each callback's state_dict(), by callback_keys()
+    cut: dict[str, Any] | None = None  # epoch `epoch` stopped by the time budget: {"batches": trained so far, "sums": its running totals}
     stop_reason: str | None = None  # not saved: a recovered run, with its own limits, decides anew
 
     def stop(self, reason: str) -> None:
@@ -60,6 +62,7 @@ class TrainingState:
             "bad_epochs": self.bad_epochs,
             "skipped_steps": self.skipped_steps,
             "callbacks": self.callbacks,
+            "cut": self.cut,
         }
 
     @classmethod
@@ -72,6 +75,7 @@ class TrainingState:
             bad_epochs=saved["bad_epochs"],
             skipped_steps=saved.get("skipped_steps", 0),
             callbacks=saved.get("callbacks", {}),
+            cut=saved.get("cut"),
         )
 
 
@@ -94,6 +98,11 @@ class TrainingRun:
     serialization_dir: Path
     callbacks: list[TrainerCallback]
     state: TrainingState = field(default_factory=TrainingState)
+    deadline: float | None = None  # time.monotonic() at which the time budget is spent (None: no budget)
+
+    def out_of_time(self) -> bool:
+        """Whether the time budget is spent, decided alike on every rank."""
+        return self.deadline is not None and self.distributed.max(float(time.monotonic() >= self.deadline)) > 0
 
 
 def callback_keys(callbacks: Sequence[TrainerCallback]) -> list[str]:

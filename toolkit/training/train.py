@@ -40,12 +40,14 @@ from toolkit.evaluation import evaluate, undecodable
 from toolkit.files import parse_json, reason, write_atomically
 from toolkit.from_params import NonNegativeInt, Range, construct
 from toolkit.grammars.grammar import Grammar
+from toolkit.interrupts import termination_interrupts
 from toolkit.metrics.metric import check_golds, metrics_from_params
 from toolkit.models.model import Model
 from toolkit.modules.token_embedders import TokenEmbedder
 from toolkit.params import Params, differences, show_differences
 from toolkit.plugins import write_plugins
 from toolkit.registrable import record_built
+from toolkit.training.checkpointer import CHECKPOINTS_DIR, Checkpointer
 from toolkit.training.distributed import Distributed, close_distributed, init_distributed
 from toolkit.training.run_directory import RUN_LOG, discard_unfinished_start, prepare_serialization_dir, writing_into
 from toolkit.training.trainer import Trainer, seed_everything
@@ -68,6 +70,11 @@ def build_vocabulary(
         counters[SOURCE].update(example.tokens)
         counters[TARGET].update(grammar.oracle(example))
     return Vocabulary(counters, min_count=min_count, max_size=max_size, namespace_aliases=namespace_aliases)
+
+
+def fitted_summary(key: str, value) -> str:
+    """``widest = 3``, ``labels (37)``: a fitted grammar setting for the log, a number as it is, a collection by its size."""
+    return f"{key} ({len(value)})" if isinstance(value, (list, dict)) else f"{key} = {value}"
 
 
 def pop_paths(params: Params, key: str) -> list[str]:
@@ -181,6 +188,9 @@ def train_model(params: Params, serialization_dir: str | Path, recover: bool = F
     """Train the model that *params* describes; return the path of the written ``model.tar.gz``.
 
     Under ``torchrun`` every process runs this; only rank 0 touches the serialization directory.
+    Interrupted (Ctrl-C, SIGTERM), the interrupt is raised again saying what is left in the
+    directory: a run that replaced another with ``--force`` and saved no epoch yet has put the
+    other back as it was.
     """
     directory = Path(serialization_dir)
     existed = directory.exists()
@@ -192,14 +202,17 @@ def train_model(params: Params, serialization_dir: str | Path, recover: bool = F
         try:
             distributed.barrier()
             logs = file_logging(directory) if distributed.is_main else quiet_logging()
-            with logs, record_built() as components, writing_into(directory):
-                return _train(params, config, directory, recover, components, distributed, validated=previous.discard if previous else None)
-        except BaseException:
+            with logs, record_built() as components, writing_into(directory), termination_interrupts():
+                return _train(params, config, directory, recover, components, distributed, checkpointed=previous.discard if previous else None)
+        except BaseException as error:
+            saved = (directory / CHECKPOINTS_DIR / Checkpointer.STATE).exists()  # before the cleanup, which may put a replaced run back
             if lock is not None and not recover:
                 with suppress(OSError):  # the run's own error is the one to report
                     discard_unfinished_start(directory)
                     if previous is not None:
                         previous.restore()
+            if lock is not None and isinstance(error, KeyboardInterrupt):
+                raise type(error)(where_an_interrupted_run_is(directory, saved, restored=previous is not None)) from error
             raise
         finally:
             if lock is not None:
@@ -210,10 +223,28 @@ def train_model(params: Params, serialization_dir: str | Path, recover: bool = F
         close_distributed()
 
 
+def where_an_interrupted_run_is(directory: Path, saved: bool, restored: bool) -> str:
+    """What an interrupted run leaves in *directory* (it had *saved* a checkpoint; it *restored* the run it replaced), for the last line the user reads."""
+    if saved:
+        return f"{directory} keeps the epochs saved so far; go on with the same command and --recover"
+    if restored:
+        return f"no epoch was saved yet, so the run that --force replaces is back in {directory}, as it was"
+    return "no epoch was saved yet; nothing of the run is kept"
+
+
 def _train(
-    params: Params, config: dict, directory: Path, recover: bool, components: set[type], distributed: Distributed, validated: Callable[[], None] | None = None
+    params: Params,
+    config: dict,
+    directory: Path,
+    recover: bool,
+    components: set[type],
+    distributed: Distributed,
+    checkpointed: Callable[[], None] | None = None,
 ) -> Path:
-    """Build the run from *params*, then (*validated*: the run is sound, ``--force`` may delete the run it replaces) train it."""
+    """Build the run from *params* and train it; *checkpointed* is called once its first checkpoint is
+    on disk (``--force`` then deletes the run it replaces).
+    """
+    start = time.perf_counter()  # the time budget counts reading and indexing the data too
     seed = params.pop_int("random_seed", None)
     seed = 13 if seed is None else seed
     Range(0, 2**32 - 1).check(seed, params.path("random_seed"))  # NumPy's bounds
@@ -233,9 +264,7 @@ def _train(
     logger.info("read %d training and %d validation examples", len(train_examples), len(validation_examples or []))
     if fitted := grammar.fit(train_examples):
         config["grammar"] = {**config.get("grammar", {}), **fitted}  # the archive rebuilds the fitted grammar
-        logger.info(
-            "grammar fitted on the training data: %s", ", ".join(f"{key} ({len(value)})" if isinstance(value, list) else key for key, value in fitted.items())
-        )
+        logger.info("grammar fitted on the training data: %s", ", ".join(fitted_summary(key, value) for key, value in fitted.items()))
     if recover and (directory / CONFIG_NAME).exists():
         check_recovered_config(saved_config(directory), config, directory)
     if report := grammar.data_report(train_examples):
@@ -263,13 +292,10 @@ def _train(
     if distributed.is_main:
         write_atomically(directory / CONFIG_NAME, json.dumps(config, indent=2))
         write_plugins(directory, components)  # the plugin packages an archive must import to rebuild the model
-    if validated is not None:
-        validated()
     trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
     frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
     logger.info("model: %d trained parameters%s", trained, f" (and {frozen} frozen)" if frozen else "")
 
-    start = time.perf_counter()
     inputs = [module.inputs_source() for module in model.modules() if isinstance(module, TokenEmbedder)]
     key = cache_key(config, *train_paths, inputs=inputs) if cache_directory else ""
     train_data = cached(cache_directory, key, lambda: [model.index(example) for example in train_examples], write=distributed.is_main)
@@ -283,6 +309,7 @@ def _train(
         recover=recover,
         distributed=distributed,
         preprocessing_seconds=time.perf_counter() - start,
+        checkpointed=checkpointed,
     )
     load_weights(model, weights)
     if not distributed.is_main:

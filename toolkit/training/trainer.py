@@ -13,7 +13,7 @@ import logging
 import math
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +69,14 @@ class GradientDescentTrainer(Trainer, Validation):
     # Parameters
     optimizer, learning_rate_scheduler : built once the model exists (``Lazy``).
     num_epochs : the most epochs to run.
-    max_minutes : a wall-clock budget for training and validation: no epoch starts that would,
-        at the pace of the last one, end past it (the time is kept across ``--recover``). The
-        time an epoch spent filling a frozen transformer's cache does not count toward that pace.
+    max_minutes : a wall-clock budget for reading and indexing the data, training and validation
+        (kept across ``--recover``). No epoch starts that would, at the pace of the last one, end
+        past it (an epoch's time filling a frozen transformer's cache does not count toward that
+        pace); an epoch that runs past it anyway (the first, or a machine that got busier) stops
+        at the first optimizer step after it, its weights kept and, when there are no validated
+        ones to prefer, used, and a validation that would run past it is cut short. So a budget
+        holds to about one step on a busy machine too. ``--recover`` with a larger budget goes on
+        from the step where the epoch stopped, as if it had never stopped.
     patience : stop after this many validations without improvement (``None``: never). Validations
         while the learning-rate scheduler still warms up some group do not count: early in the
         warmup a lucky epoch can set a best score that the rising rate first unsettles.
@@ -168,22 +173,27 @@ class GradientDescentTrainer(Trainer, Validation):
         recover: bool = False,
         distributed: Distributed = Distributed(),
         preprocessing_seconds: float = 0.0,
+        checkpointed: Callable[[], None] | None = None,
     ) -> tuple[dict[str, torch.Tensor], list[dict[str, Any]]]:
         """Train *model*; return the final (averaged) weights and the per-epoch metrics.
 
         Under ``torchrun`` (*distributed*), every rank runs this with the same data; each trains on
-        its share of the batches and only rank 0 writes checkpoints. *preprocessing_seconds* (the
-        indexing before training) counts as data time of the first epoch.
+        its share of the batches and only rank 0 writes checkpoints. *preprocessing_seconds* (reading
+        and indexing the data before training) counts toward the time budget and as data time of the
+        first epoch. *checkpointed* is called once, when this leg's first checkpoint is on disk.
         """
+        started = time.monotonic()
         if validation_examples:
             self.check_validation_metric(metrics)
         run = self.start_run(model, train_data, validation_examples or [], metrics, Path(serialization_dir), seed, distributed)
         if recover and restore_checkpoint(run):
-            logger.info("recovered from epoch %d", run.state.epoch)
-            preprocessing_seconds = 0.0
+            logger.info("recovered from epoch %d%s", run.state.epoch, f", cut short after batch {run.state.cut['batches']}" if run.state.cut else "")
+        run.state.elapsed += preprocessing_seconds + (time.monotonic() - started)
+        if self.max_minutes is not None:
+            run.deadline = time.monotonic() + 60 * self.max_minutes - run.state.elapsed
         for callback in run.callbacks:
             callback.on_start(self, run)
-        for epoch in range(run.state.epoch + 1, self.num_epochs):
+        for epoch in range(run.state.epoch + (0 if run.state.cut else 1), self.num_epochs):
             if run.state.stop_reason is not None:
                 logger.info("%s", run.state.stop_reason)
                 break
@@ -191,19 +201,26 @@ class GradientDescentTrainer(Trainer, Validation):
             preprocessing_seconds = 0.0
             warming_up = run.scheduler is not None and run.scheduler.warming_up
             self.select_checkpoints(run.state, epoch, results, has_validation=bool(run.validation_data), warming_up=warming_up)
+            if run.state.history and run.state.history[-1]["epoch"] == epoch:
+                run.state.history[-1] = results  # the rest of an epoch the time budget had cut short
+            else:
+                run.state.history.append(results)
             run.state.epoch = epoch
-            run.state.history.append(results)
             for callback in run.callbacks:
                 callback.on_epoch(self, run, epoch, results)
             logger.info("epoch %d: %s", epoch, json.dumps(results))
             save_checkpoint(run, results)
+            if checkpointed is not None:
+                checkpointed()
+                checkpointed = None
         if not run.state.history:
             raise TrainingError(f"training stopped before its first epoch: {run.state.stop_reason}")
         for callback in run.callbacks:
             callback.on_end(self, run)
         # Stopped before any validation (a tight time budget): the newest weights are all there is.
         epochs = sorted(epoch for _, epoch in run.state.kept) or [run.state.history[-1]["epoch"]]
-        logger.info("final weights: the average of epochs %s", epochs)
+        cut = f" (epoch {run.state.epoch} cut short by the time budget after {run.state.cut['batches']} batches)" if run.state.cut else ""
+        logger.info("final weights: the average of epochs %s%s", epochs, cut if run.state.epoch in epochs else "")
         return run.checkpointer.average(epochs), run.state.history
 
     def start_run(
@@ -248,15 +265,24 @@ class GradientDescentTrainer(Trainer, Validation):
         )
 
     def run_epoch(self, run: TrainingRun, epoch: int, preprocessing_seconds: float) -> dict[str, Any]:
-        """Train one epoch and validate when it is due; its results, timed (training and validation count as elapsed)."""
+        """Train one epoch and validate when it is due; its results, timed (training and validation count as elapsed).
+
+        An epoch the time budget cut short is not validated; a validation it cuts short is left out.
+        """
         epoch_start, filled = time.perf_counter(), cache_fill_seconds(run.model)
         run.sampler.set_epoch(epoch)
         results: dict[str, Any] = {"epoch": epoch, **self.train_epoch(run, epoch, run.distributed.shard(list(run.sampler)))}
         if preprocessing_seconds:
             results["data_seconds"] = round(results["data_seconds"] + preprocessing_seconds, 2)
-        if run.validation_data and ((epoch + 1) % self.validate_every == 0 or epoch == self.num_epochs - 1):
+        due = run.validation_data and ((epoch + 1) % self.validate_every == 0 or epoch == self.num_epochs - 1)
+        if due and run.state.cut is None:
             with autocast(self.device, self.mixed_precision):
-                results.update({f"validation_{k}": v for k, v in self.validate(run).items()})
+                validation = None if run.out_of_time() else self.validate(run)
+            if validation is None:
+                logger.warning("epoch %d is not validated: the time budget of %s minutes ran out", epoch, f"{self.max_minutes:g}")
+                run.state.stop(f"stopping: the time budget of {self.max_minutes:g} minutes ran out")
+            else:
+                results.update({f"validation_{k}": v for k, v in validation.items()})
         run.state.elapsed += run.distributed.max(time.perf_counter() - epoch_start)  # every rank takes the same budget decisions
         results.update(elapsed_seconds=round(run.state.elapsed, 1), epoch_seconds=round(time.perf_counter() - epoch_start, 1))
         if filled := cache_fill_seconds(run.model) - filled:
@@ -268,18 +294,37 @@ class GradientDescentTrainer(Trainer, Validation):
 
         With ``accumulation_steps`` K, each optimizer step sums the gradients of K batches (each
         loss divided by K); DDP synchronises only on the last of them.
+
+        With a time budget, the epoch stops at the first optimizer step after the budget is spent, and
+        ``run.state.cut`` records how far it got, so that ``--recover`` can go on from that batch (an
+        epoch resumed so starts there, with the running totals it had).
         """
         model, trained, optimizer, scaler, distributed = run.model, run.trained, run.optimizer, run.scaler, run.distributed
         trained.train()
-        total_loss, steps, correct, tokens, budget_tokens, data_seconds = 0.0, 0, 0, 0, 0, 0.0
+        first = min(run.state.cut["batches"], len(batches)) if run.state.cut and run.state.epoch == epoch else 0
+        total_loss, steps, correct, tokens, budget_tokens, data_seconds, seconds = run.state.cut["sums"] if first else (0.0, 0, 0, 0, 0, 0.0, 0.0)
+        run.state.cut = None
         start = time.perf_counter()
         loader = DataLoader(
-            run.train_data, batch_sampler=batches, collate_fn=model.collate, num_workers=self.num_workers, pin_memory=self.device.type == "cuda"
+            run.train_data,
+            batch_sampler=batches[first:],
+            collate_fn=model.collate,
+            num_workers=self.num_workers,
+            pin_memory=self.device.type == "cuda",
+            generator=torch.Generator().manual_seed(epoch),  # its own: a loader's seed drawn from torch's would shift dropout in a resumed epoch
         )
-        progress = tqdm(loader, desc=f"epoch {epoch}", disable=not self.progress_bar or not distributed.is_main or None, leave=False, dynamic_ncols=True)
+        progress = tqdm(
+            loader,
+            desc=f"epoch {epoch}",
+            initial=first,
+            total=len(batches),
+            disable=not self.progress_bar or not distributed.is_main or None,
+            leave=False,
+            dynamic_ncols=True,
+        )
         optimizer.zero_grad(set_to_none=True)
         data_start = time.perf_counter()
-        for position, (indices, batch) in enumerate(zip(batches, progress)):
+        for position, (indices, batch) in enumerate(zip(batches[first:], progress), start=first):
             batch = move_to_device(batch, self.device)
             data_seconds += time.perf_counter() - data_start
             stepping = (position + 1) % self.accumulation_steps == 0 or position == len(batches) - 1
@@ -310,8 +355,24 @@ class GradientDescentTrainer(Trainer, Validation):
             progress.set_postfix(loss=f"{total_loss / max(steps, 1):.4f}", acc=f"{correct / max(tokens, 1):.3f}")
             for callback in run.callbacks:
                 callback.on_batch(self, run, epoch, position, output)
+            if stepping and position + 1 < len(batches) and run.out_of_time():
+                run.state.cut = {"batches": position + 1, "sums": [total_loss, steps, correct, tokens, budget_tokens, data_seconds, 0.0]}
+                break
             data_start = time.perf_counter()
-        seconds = time.perf_counter() - start
+        seconds += time.perf_counter() - start
+        results = {}
+        if run.state.cut is not None:
+            run.state.cut["sums"][-1] = seconds
+            results = {"trained_batches": run.state.cut["batches"], "epoch_batches": len(batches)}
+            run.state.stop(f"stopping: the time budget of {self.max_minutes:g} minutes ran out")
+            logger.warning(
+                "the time budget of %s minutes ran out in epoch %d, after batch %d of %d: its weights are kept (--recover with a larger "
+                "trainer.max_minutes goes on from there)",
+                f"{self.max_minutes:g}",
+                epoch,
+                run.state.cut["batches"],
+                len(batches),
+            )
         total_loss, steps, correct, tokens, budget_tokens = distributed.sum([total_loss, steps, correct, tokens, budget_tokens])
         return {
             "training_loss": total_loss / max(steps, 1),
@@ -320,6 +381,7 @@ class GradientDescentTrainer(Trainer, Validation):
             "training_tokens_per_second": round(budget_tokens / max(seconds, 1e-9), 1),  # all ranks together
             "data_seconds": round(data_seconds, 2),
             "skipped_steps": run.state.skipped_steps,
+            **results,
         }
 
     def step(self, run: TrainingRun, epoch: int) -> None:

@@ -9,7 +9,7 @@ import torch
 from toolkit.data.batching import TokenBudgetBatchSampler
 from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError
-from toolkit.evaluation import move_to_device, predict, score
+from toolkit.evaluation import DecodingStopped, move_to_device, predict, score
 from toolkit.metrics.metric import Metric
 from toolkit.training.frozen_caches import caching_in_eval
 from toolkit.training.state import TrainingRun, TrainingState
@@ -44,6 +44,7 @@ class Validation:
                 f"trainer.validation_metric {self.metric_name!r} is not computed; available: "
                 + ", ".join(k.removeprefix("validation_") for k in results if k.startswith("validation_"))
             )
+        state.kept = [kept for kept in state.kept if kept[1] != epoch]  # an epoch the time budget had cut short, now finished
         if score_key in results:
             score = results[score_key] if self.maximize else -results[score_key]
             improved = not state.kept or score > max(state.kept)[0]
@@ -54,8 +55,12 @@ class Validation:
         results["best_epoch"] = max(state.kept)[1] if state.kept else epoch
 
     @torch.no_grad()
-    def validate(self, run: TrainingRun) -> dict[str, float]:
-        """Loss and metrics on the validation set; under ``torchrun`` each rank decodes a share."""
+    def validate(self, run: TrainingRun) -> dict[str, float] | None:
+        """Loss and metrics on the validation set; under ``torchrun`` each rank decodes a share.
+
+        ``None`` when the time budget ran out before the validation ended (checked between batches,
+        except under ``torchrun``, where ranks decode shares of different sizes and could not agree).
+        """
         model, validation_data, validation_examples, metrics, distributed = (
             run.model,
             run.validation_data,
@@ -67,12 +72,19 @@ class Validation:
         shard = distributed.unpadded_shard(range(len(validation_data)))
         sampler = TokenBudgetBatchSampler([model.length(validation_data[i]) for i in shard], self.decode_max_tokens, shuffle=False)
         loss, tokens = 0.0, 0
+        should_stop = None if distributed.enabled else run.out_of_time
         with caching_in_eval(model):
             for indices in sampler:
+                if should_stop is not None and should_stop():
+                    return None
                 output = model(move_to_device(model.collate([validation_data[shard[i]] for i in indices]), self.device))
                 loss += output["loss"].item() * int(output["num_tokens"])
                 tokens += int(output["num_tokens"])
-            local = predict(model, [validation_examples[i] for i in shard], self.decode_max_tokens, self.validation_search) if metrics else None
+            try:
+                examples = [validation_examples[i] for i in shard]
+                local = predict(model, examples, self.decode_max_tokens, self.validation_search, should_stop) if metrics else None
+            except DecodingStopped:
+                return None
         loss, tokens = distributed.sum([loss, tokens])
         results = {"loss": loss / max(tokens, 1)}
         if metrics:
