@@ -1,4 +1,4 @@
-"""Sentences in, AMR graphs in PENMAN out (``toolkit predict ARCHIVE INPUT --predictor amr``).
+r"""Sentences in, AMR graphs in PENMAN out (``toolkit predict ARCHIVE INPUT --predictor amr``).
 
 Each input line is one sentence: plain text, or a JSON object with ``"sentence"`` (or ``"snt"``,
 ``"text"``) or pre-tokenised ``"tokens"``. Text is split into English words and lemmatised as the
@@ -6,10 +6,15 @@ training data was, by :mod:`toolkit.data.tokenization` (spaCy when it is install
 Treebank tokenizer and simplemma, which nearly agree with it).
 
 The output is one PENMAN graph per input line, in input order, each preceded by ``# ::id`` (the
-input line number), ``# ::snt`` and ``# ::tok``, and followed by a blank line. An empty or
-unreadable line (bad JSON, a sentence longer than the model can decode) gets a one-node
-placeholder graph ``(a / amr-empty)`` with a ``# ::error`` comment, and a warning is logged, so
-line numbers stay aligned and no output is lost. Every graph written is read back by
+input line number), ``# ::snt`` and ``# ::tok``, and followed by a blank line. Metadata values are
+written so that penman's metadata parser reads each back whole: whitespace runs are one space, and
+``::`` inside a value is written ``:\:`` (backslashes before a ``:`` doubled;
+:func:`~transition_systems.amr.penman_text.read_metadata_value` undoes it), since penman starts a
+new key at every ``::``.
+
+An empty or unreadable line (bad JSON, ``"tokens"`` with a space inside one, a sentence longer
+than the model can decode) gets a one-node placeholder graph ``(a / amr-empty)`` with a
+``# ::error`` comment, and a warning is logged, so line numbers stay aligned and no output is lost. Every graph written is read back by
 ``penman.decode``: a parse that ran out of steps is completed by the state machine (a top is
 chosen and loose components are attached), and anything penman cannot read is replaced by the
 placeholder.
@@ -22,7 +27,7 @@ from typing import Any
 
 import penman
 
-from predictors.predictor import Predictor, check_stream, chunks, json_object
+from predictors.predictor import Predictor, check_stream, chunks, given_tokens, json_object
 from toolkit.archive import Archive
 from toolkit.data.example import Example
 from toolkit.data.tokenization import lemmatize, tokenize
@@ -31,6 +36,7 @@ from toolkit.errors import DataError
 from toolkit.evaluation import predict
 from toolkit.files import check_line
 from transition_systems.amr.graph import PLACEHOLDER
+from transition_systems.amr.penman_text import metadata_value
 
 logger = logging.getLogger(__name__)
 
@@ -46,10 +52,12 @@ class AmrInput:
 
 
 def penman_block(number: int, text: str, tokens: list[str], graph: str, error: str | None = None) -> str:
-    """A graph with its ``# ::`` metadata, as written to the output (no trailing newline)."""
-    lines = [f"# ::id {number}", f"# ::snt {' '.join(text.split())}", f"# ::tok {' '.join(tokens)}"]
+    """A graph with its ``# ::`` metadata, as written to the output (no trailing newline); each value is one that
+    penman's metadata parser reads back whole (:func:`~transition_systems.amr.penman_text.metadata_value`).
+    """
+    lines = [f"# ::id {number}", f"# ::snt {metadata_value(text)}", f"# ::tok {metadata_value(' '.join(tokens))}"]
     if error:
-        lines.append(f"# ::error {' '.join(error.split())}")
+        lines.append(f"# ::error {metadata_value(error)}")
     return "\n".join(lines) + "\n" + graph + "\n"
 
 
@@ -80,9 +88,10 @@ class AmrPredictor(Predictor):
             check_line(line)
             if text.startswith("{"):
                 obj = json_object(text)
-                if isinstance(obj.get("tokens"), list) and all(isinstance(token, str) for token in obj["tokens"]):
-                    item.tokens = [token for token in obj["tokens"] if token.strip()]
-                    item.text = " ".join(item.tokens)
+                if isinstance(obj.get("tokens"), list):  # as they are: each a word of ``# ::tok``, so no spaces in one
+                    if (tokens := given_tokens(obj)) is None:
+                        raise DataError('"tokens" must be a list of strings, none empty or with spaces in it')
+                    item.tokens, item.text = tokens, " ".join(tokens)
                 else:
                     value = next((obj[key] for key in ("sentence", "snt", "text") if isinstance(obj.get(key), str)), None)
                     if value is None:

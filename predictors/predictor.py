@@ -15,6 +15,7 @@ from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.evaluation import predict
 from toolkit.files import check_line, parse_json
+from toolkit.limits import MAX_BATCH
 from toolkit.registrable import Registrable
 
 T = TypeVar("T")
@@ -124,8 +125,8 @@ def check_stream(lines: Iterable[str], batch_size: int) -> None:
     """
     if isinstance(lines, (str, bytes)):
         raise TypeError(f"predict_lines takes lines (an open file, a list of str), not one {type(lines).__name__}; for one text use predict(text)")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"predict_lines: batch_size must be an int of at least 1, got {batch_size!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH:
+        raise ValueError(f"predict_lines: batch_size must be an int from 1 to {MAX_BATCH}, got {batch_size!r}")
 
 
 BYTES_HINT = " (decode bytes first: data.decode('utf-8'))"

@@ -7,7 +7,7 @@ from toolkit.archive import Archive
 from toolkit.data.example import Example
 from toolkit.decoding import Search
 from toolkit.errors import DataError, ToolkitError
-from toolkit.execution import Executor
+from toolkit.execution import Denotation, Executor
 
 
 def archive_executor(archive: Archive) -> Executor | None:
@@ -21,7 +21,9 @@ def archive_executor(archive: Archive) -> Executor | None:
 class SemanticParserPredictor(Predictor):
     """Input: a plain question per line, or ``{"question": "..."}``; output: ``{"question", "logical_form"}``,
     and ``"answer"`` (a list) where the archive scores by execution (a ``denotation_accuracy`` metric):
-    its executor runs the logical form (``"answer_error"`` says why a form has no answer).
+    its executor runs the logical form (``"answer_error"`` says why a form has no answer: ``error``,
+    ``timeout`` or ``memory``, then what the executor said, e.g. which limit stopped it; an answer
+    that is not ground is an error, never an answer).
     The question is the one the user asked, before its entities were replaced by placeholders.
     """
 
@@ -49,5 +51,10 @@ class SemanticParserPredictor(Predictor):
             except ToolkitError as error:  # no swipl: the logical form is still worth writing
                 output["answer_error"] = str(error)
             else:
-                output.update({"answer": list(denotation.answers)} if denotation.ok else {"answer_error": denotation.failure})
+                output.update({"answer": list(denotation.answers)} if denotation.ok else {"answer_error": failure_text(denotation)})
         return output
+
+
+def failure_text(denotation: Denotation) -> str:
+    """A failed denotation as ``answer_error`` writes it: its kind, then the executor's detail (``timeout: over the time limit (60 s)``)."""
+    return f"{denotation.failure}: {denotation.detail}" if denotation.detail else str(denotation.failure)

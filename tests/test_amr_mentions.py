@@ -180,7 +180,7 @@ def test_mentions_are_disjoint_and_every_name_or_date_action_keeps_the_state_sou
                 before, edges = len(state.labels), len(state.edges)
                 state = state.apply(action)
                 assert state.stack[-1] == before and len(state.edges) - edges == len(state.labels) - before - 1  # a tree below the new node
-                assert state.span_end > state.cursor and state.component[before:] == (before,) * (len(state.labels) - before)
+                assert state.span_end > state.cursor and state.components()[before:] == (before,) * (len(state.labels) - before)
         state = state.apply("SHIFT") if "SHIFT" in state.allowed() else state.apply("COPY_LEMMA")
 
 

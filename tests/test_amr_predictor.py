@@ -5,11 +5,18 @@ written must be read back by `penman.decode`.
 
 import json
 import logging
+import tempfile
+from pathlib import Path
 
 import penman
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from predictors.amr import penman_block
 from tests.conftest import run
 from toolkit.archive import load_archive
+from transition_systems.amr.graph import PLACEHOLDER
+from transition_systems.amr.penman_text import metadata_value, read_metadata_value
 
 
 def test_training_records_the_pred_labels_and_evaluates_smatch(amr_archive, little_prince, monkeypatch, capsys):
@@ -76,3 +83,54 @@ def test_json_interface_and_the_oracle_replays_read_back(amr_archive, little_pri
         state = grammar.replay(example)
         assert state.is_final()
         penman.decode(penman_block(1, " ".join(example.tokens), example.tokens, readable(state.result())))
+
+
+# ------------------------------------------------------------ metadata that penman reads back (issue 60)
+
+# text as a hostile user writes it: penman's separator, keys, backslashes, comment marks, every kind of line break
+PIECES = st.sampled_from([*"ab :\\#=é", "::", "::snt", " ::id 2 ", "\n", "\r", "\t", "\u2028", "\x85", "\x0b"])
+HOSTILE = st.lists(st.one_of(PIECES, st.text(max_size=3)), max_size=12).map("".join)
+TOKENS = st.lists(st.lists(st.sampled_from([*"ab:\\#é", "::"]), min_size=1, max_size=4).map("".join), max_size=6)
+
+
+def read_back(block: str) -> dict[str, str]:
+    """The metadata penman reads from *block*, written to a file and loaded as a user would (universal newlines)."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "out.amr"
+        path.write_text(block, encoding="utf-8")
+        [graph] = penman.load(path)
+    return graph.metadata
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=HOSTILE, tokens=TOKENS, error=HOSTILE, number=st.integers(1, 10**6))
+def test_every_metadata_value_comes_back_through_penman(text, tokens, error, number):
+    """`# ::snt the prince ::id 2 sleeps` was read by penman as snt "the prince" and id "2 sleeps"."""
+    metadata = read_back(penman_block(number, text, tokens, PLACEHOLDER, error or None))
+    assert set(metadata) == {"id", "snt", "tok", *(["error"] if error else [])}
+    assert metadata["id"] == str(number)
+    assert read_metadata_value(metadata["snt"]) == " ".join(text.split())  # whitespace runs are one space: a value is one line
+    assert read_metadata_value(metadata["tok"]).split(" ") == (tokens or [""])
+    if error:
+        assert read_metadata_value(metadata["error"]) == " ".join(error.split())
+
+
+def test_the_issue_case_and_text_without_colons_are_written_as_they_are():
+    block = penman_block(1, "the prince ::id 2 sleeps", ["the", "prince", "::", "id", "2", "sleeps"], PLACEHOLDER)
+    assert block.splitlines()[1:3] == [r"# ::snt the prince :\:id 2 sleeps", r"# ::tok the prince :\: id 2 sleeps"]
+    assert read_back(block) == {"id": "1", "snt": r"the prince :\:id 2 sleeps", "tok": r"the prince :\: id 2 sleeps"}
+    assert metadata_value("The rose: proud, at 10:30.") == "The rose: proud, at 10:30."  # no escape where none is needed
+
+
+def test_tokens_with_spaces_are_an_error_not_other_tokens(amr_archive):
+    """``{"tokens": ["New York"]}`` was written as ``# ::tok New York``, two tokens when read back."""
+    from predictors import Predictor
+
+    predictor = Predictor.by_name("amr")(load_archive(amr_archive))
+    lines = ['{"tokens": ["New York", "sleeps"]}', '{"tokens": ["a", ""]}', '{"tokens": ["a", "b"]}']
+    blocks = list(predictor.predict_lines(lines))
+    assert [read_back(block).get("error", "").split(": ", 1)[-1] for block in blocks] == [
+        '"tokens" must be a list of strings, none empty or with spaces in it',
+        '"tokens" must be a list of strings, none empty or with spaces in it',
+        "",
+    ]

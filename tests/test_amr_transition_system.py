@@ -462,6 +462,36 @@ def test_symbol_ids_and_components_agree_with_their_definitions(data):
         state = state.apply(data.draw(st.sampled_from(choices)))
 
 
+def snapshot(state) -> tuple:
+    """What a state says of itself, to compare a state reached by a search's branches with one replayed alone."""
+    return (state.stack, tuple(state.labels), tuple(state.edges), state.allowed(), state.result(), state.features()["stack"], state.parts, state.room)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_states_stay_values_when_a_search_branches(data):
+    """States share their graph (persistent.Log and Versions); applying actions to old states, as a beam search
+    does, leaves every state as a replay of its own actions alone would make it, in any order of moves.
+    """
+    system = AmrTransitionSystem()
+    example = data.draw(st.sampled_from([REENTRANCY, ENTITY, IMPERATIVE, DERIVED, COST, BIGGER, PLACE]))
+    states = [(system.initial_state(example), ())]
+    for _ in range(60):
+        state, actions = data.draw(st.sampled_from(states))
+        choices = [symbol for symbol in VOCABULARY if symbol in state.allowed()]
+        if choices:
+            symbol = data.draw(st.sampled_from(choices))
+            states.append((state.apply(symbol), (*actions, symbol)))
+        seen, _ = data.draw(st.sampled_from(states))  # read any state in between: it is made the newest version
+        seen.wiki_of(seen.stack[-1]) if seen.stack else seen.components()
+    for state, actions in data.draw(st.permutations(states)):
+        alone = system.initial_state(example)  # shares nothing with the states of the search
+        for symbol in actions:
+            alone = alone.apply(symbol)
+        assert snapshot(state) == snapshot(alone)
+        assert [[a == b for b in state.components()] for a in state.components()] == [[a == b for b in alone.components()] for a in alone.components()]
+
+
 def test_fit_raises_the_decoding_caps_to_what_the_oracle_needs():
     # one word that stands for nine nodes: more than the default 3 per token (+ 4) allow
     dense = example(

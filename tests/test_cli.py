@@ -3,6 +3,7 @@
 import json
 import tarfile
 
+import click
 import pytest
 
 from tests.conftest import FIXTURES, run
@@ -214,3 +215,81 @@ def test_an_empty_override_overrides_nothing(data_env, monkeypatch, capsys):
     code, out, err = run(monkeypatch, capsys, "oracle", CONFIG, data_env["train"], "-o", "", "-o", tree, "-o", "  \n")
     assert code == 0, err
     assert "trees_deeper_than_max_depth_32" in json.loads(out)  # the tree codec's report: the middle override was taken
+
+
+# ------------------------------------------------------------------ numeric options, outputs
+
+
+def numeric_options():
+    from toolkit.cli import cli
+
+    for name, command in sorted(cli.commands.items()):
+        for parameter in command.params:
+            if isinstance(parameter.type, (click.types.IntParamType, click.types.FloatParamType)):
+                yield pytest.param(parameter, id=f"{name} {parameter.opts[-1]}")
+
+
+@pytest.mark.parametrize("parameter", list(numeric_options()))
+def test_every_numeric_option_has_a_checked_range(parameter):
+    """An unbounded value could hang (`serve --max-wait-ms 1e308`) or crash (`--batch-size 99999999999999999999`)."""
+    if parameter.name == "beam_size":
+        pytest.skip("--beam-size is bounded where it is decoded, by the memory its beam would take, not by a range of its own")
+    kind = parameter.type
+    assert isinstance(kind, click.types._NumberRangeBase) and kind.min is not None and kind.max is not None, f"{parameter.opts} has no upper bound"
+    too_big = ["99999999999999999999"] + (["inf", "nan", "1e308"] if isinstance(kind, click.FloatRange) else [])
+    for value in too_big:
+        with pytest.raises(click.BadParameter):
+            kind.convert(value, parameter, None)
+    assert kind.convert(str(parameter.default), parameter, None) == parameter.default
+
+
+def fake_run(folder):
+    """A folder laid out as a finished run (what archive_parts reads is names, not contents), with a user's notes."""
+    for name in ("out.log", "config.json", "weights.safetensors", "model.tar.gz", "notes.txt"):
+        (folder / name).write_text(name)
+    (folder / "vocabulary").mkdir()
+    (folder / "vocabulary" / "tokens.txt").write_text("a\n")
+    return folder
+
+
+def test_no_output_lands_on_a_file_of_an_archive_or_its_run(tmp_path):
+    from toolkit.cli_options import check_output
+    from toolkit.errors import ToolkitError
+
+    (tmp_path / "run").mkdir()
+    run_dir = fake_run(tmp_path / "run")
+    (tmp_path / "weights-link").symlink_to(run_dir / "weights.safetensors")
+    (tmp_path / "run-link").symlink_to(run_dir)
+    for archive in (str(run_dir), str(run_dir / "model.tar.gz"), str(tmp_path / "run-link")):
+        for output in ("run/weights.safetensors", "run/config.json", "run/vocabulary/tokens.txt", "run/vocabulary/new.txt", "weights-link", "run-link/out.log"):
+            with pytest.raises(ToolkitError, match="writing it would destroy the archive; name another file"):
+                check_output(str(tmp_path / output), [], [archive])
+        for output in ("run/predictions.jsonl", "run/notes.txt", "elsewhere.jsonl"):  # new files beside a run, a user's own: no part of it
+            check_output(str(tmp_path / output), [], [archive])
+    with pytest.raises(ToolkitError, match=r"the output file .*model.tar.gz is the archive .*model.tar.gz"):
+        check_output(str(tmp_path / "run" / "model.tar.gz"), [], [str(run_dir / "model.tar.gz")])
+
+
+def test_a_picture_cut_short_is_never_left_where_pictures_go(seq2seq_archive, tmp_path, monkeypatch, capsys):
+    """A full disk in the middle of the second picture: before, the sentence's folder kept it half written."""
+    import errno
+
+    pytest.importorskip("matplotlib")
+    from toolkit.visualization import command
+
+    saved = []
+
+    def save_png(figure, path):
+        if saved:
+            path.write_bytes(b"\x89PNG half")
+            raise OSError(errno.ENOSPC, "No space left on device")
+        saved.append(path.name)
+        save(figure, path)
+
+    save = command.save_png
+    monkeypatch.setattr(command, "save_png", save_png)
+    questions = tmp_path / "questions.txt"
+    questions.write_text("what state border s0\n")
+    code, out, err = run(monkeypatch, capsys, "visualize", seq2seq_archive, questions, "-o", tmp_path / "out", "--device", "cpu")
+    assert code == 1 and out == "" and err.strip().splitlines()[-1] == "error: a write failed: no space left on the device" and "Traceback" not in err, err
+    assert list((tmp_path / "out").rglob("*.*")) == [] and [path.name for path in (tmp_path / "out").iterdir()] == ["sentence_1"]

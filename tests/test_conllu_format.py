@@ -16,6 +16,16 @@ def row(word_id, form, head="0", deprel="root"):
     return f"{word_id}\t{form}\t_\tX\tX\t_\t{head}\t{deprel}\t_\t_"
 
 
+def MWT(span, form):
+    return f"{span}\t{form}\t_\t_\t_\t_\t_\t_\t_\t_"
+
+
+def EMPTY(node_id):
+    return f"{node_id}\tgo\tgo\tVERB\tVB\t_\t_\t_\t0:root\t_"
+
+
+TWO_WORDS = [row(1, "go"), row(2, "now", "1", "advmod")]
+
 # A good sentence first: the predictor tells CoNLL-U from plain text by the first row, so the case comes second.
 GOOD = ["# sent_id = good", row(1, "Hello"), row(2, "!", "1", "punct")]
 
@@ -23,6 +33,15 @@ ACCEPTED = {
     "multiword token": (["# sent_id = mwt", "1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_", row(1, "do"), row(2, "n't", "1", "advmod")], ["do", "n't"]),
     "empty node": ([row(1, "go"), "1.1\tgo\tgo\tVERB\tVB\t_\t_\t_\t0:root\t_", row(2, "now", "1", "advmod")], ["go", "now"]),
     "comments before the rows": (["# sent_id = c", "# text = go now", "# a remark", row(1, "go"), row(2, "now", "1", "advmod")], ["go", "now"]),
+    "empty nodes before the first word and in a row": ([EMPTY("0.1"), row(1, "go"), EMPTY("1.1"), EMPTY("1.2"), row(2, "now", "1", "advmod")], ["go", "now"]),
+    "an empty node before a multiword token": (
+        [row(1, "go"), EMPTY("1.1"), MWT("2-3", "don't"), row(2, "do", "1", "dep"), row(3, "n't", "2", "dep")],
+        ["go", "do", "n't"],
+    ),
+    "two multiword tokens side by side": (
+        [MWT("1-2", "au"), row(1, "à"), row(2, "le", "1", "det"), MWT("3-4", "du"), row(3, "de", "1", "dep"), row(4, "le", "3", "det")],
+        ["à", "le", "de", "le"],
+    ),
 }
 
 REFUSED = {  # the lines of the case block, the offending one (1-based within the block), what is said
@@ -30,8 +49,43 @@ REFUSED = {  # the lines of the case block, the offending one (1-based within th
     "a line with 11 fields": ([row(1, "go") + "\t_"], 1, "expected 10 tab-separated columns, found 11"),
     "a non-integer id": ([row(1, "go"), row("x", "now", "1", "advmod")], 2, "malformed CoNLL-U line: 'x' is not a valid ID"),
     "a zero-padded id": ([row("01", "go")], 1, "malformed CoNLL-U line: '01' is not a valid ID"),
-    "a range ending before it starts": (["2-1\tgo\t_\t_\t_\t_\t_\t_\t_\t_", row(1, "go")], 1, "'2-1' is not a valid ID"),
-    "an empty node .0": ([row(1, "go"), "1.0\tgo\tgo\tVERB\tVB\t_\t_\t_\t0:root\t_"], 2, "'1.0' is not a valid ID"),
+    "a range ending before it starts": ([MWT("2-1", "go"), row(1, "go")], 1, "multiword token 2-1 must span two words or more"),
+    "a range of one word": ([MWT("1-1", "go"), *TWO_WORDS], 1, "multiword token 1-1 must span two words or more"),
+    "a range past the sentence's end (issue 60)": (
+        [row(1, "go"), MWT("2-5", "nowhere"), row(2, "now", "1", "advmod")],
+        2,
+        "multiword token 2-5 ends past the sentence's last word (2)",
+    ),
+    "overlapping ranges": (
+        [MWT("1-2", "gon"), row(1, "go"), MWT("2-3", "nowt"), row(2, "now", "1", "dep"), row(3, "t", "1", "dep")],
+        3,
+        "multiword tokens 1-2 and 2-3 overlap",
+    ),
+    "a range after its words": (
+        [*TWO_WORDS, MWT("1-2", "gonow")],
+        3,
+        "multiword token 1-2 is out of place: its line comes right before its first word 1, and the next word here is 3",
+    ),
+    "a range before another word": ([MWT("2-3", "nowt"), *TWO_WORDS], 1, "multiword token 2-3 is out of place"),
+    "a range with a head": (
+        [MWT("1-2", "gonow").replace("\t_\t_\t_\t_\t_\t_\t_\t_", "\t_\t_\t_\t_\t0\troot\t_\t_"), *TWO_WORDS],
+        1,
+        "multiword token 1-2 has HEAD '0': only words have one",
+    ),
+    "an empty node out of place": ([row(1, "go"), EMPTY("2.1"), row(2, "now", "1", "advmod")], 2, "empty node 2.1 is out of place"),
+    "an empty node skipping a number": ([row(1, "go"), EMPTY("1.2"), row(2, "now", "1", "advmod")], 2, "empty node 1.2 is out of place"),
+    "an empty node after a range": (
+        [row(1, "go"), MWT("2-3", "nowt"), EMPTY("1.1"), row(2, "now", "1", "dep"), row(3, "t", "1", "dep")],
+        3,
+        "empty node 1.1 is out of place",
+    ),
+    "an empty node with a head": (
+        [row(1, "go"), EMPTY("1.1").replace("\t_\t_\t0:root", "\t1\tdep\t0:root")],
+        2,
+        "empty node 1.1 has HEAD '1': only words have one",
+    ),
+    "an empty FORM": ([row(1, ""), row(2, "now", "1", "advmod")], 1, "malformed CoNLL-U line: column FORM is empty (_ stands for no value)"),
+    "an empty node .0": ([row(1, "go"), EMPTY("1.0")], 2, "'1.0' is not a valid ID"),
     "ids out of order": ([row(1, "go"), row(3, "now", "1", "advmod")], 2, "word ids must run 1, 2, 3, ...: expected 2, found 3"),
     "a non-integer head": ([row(1, "go", "x")], 1, "malformed CoNLL-U line: HEAD 'x' is not a word id"),
     "a comment inside a block": ([row(1, "go"), "# a remark", row(2, "now", "1", "advmod")], 2, "a comment line after the sentence's first row"),

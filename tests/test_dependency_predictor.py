@@ -3,18 +3,22 @@ SHIFT, non-projective trees skipped), then `toolkit evaluate` and `toolkit predi
 on plain text and CoNLL-U, bad sentences included.
 """
 
+import functools
 import json
 import sys
 import tarfile
 from collections import Counter
+from types import SimpleNamespace
 
 import conllu
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from predictors.dependency import MAX_WORDS, DependencyPredictor, make_tokenizer
 from predictors.predictor import Predictor
 from tests.conftest import run
-from toolkit.archive import Archive
+from toolkit.archive import Archive, load_archive
 from toolkit.data.vocabulary import Vocabulary
 from toolkit.errors import ConfigurationError
 from toolkit.grammars import SequenceGrammar
@@ -211,15 +215,17 @@ def test_predict_tokens_refuses_a_blank_token_by_its_position(dependency_archive
         load_predictor(dependency_archive, device="cpu").predict_tokens([["Dogs", "bark"], ["Cats", "sleep", " "]])
 
 
-@pytest.mark.parametrize("batch_size", [0, -1, 2.0, True])
+@pytest.mark.parametrize("batch_size", [0, -1, 2.0, True, 10**20])
 def test_predict_lines_refuses_a_batch_size_that_would_read_nothing(dependency_archive, batch_size):
-    """``batch_size=0`` returned no output at all for any input: every line dropped, and no error."""
+    """``batch_size=0`` returned no output at all for any input: every line dropped, and no error;
+    ``10**20`` was islice's ``ValueError`` from deep inside.
+    """
     from toolkit import load_predictor
 
     parser = load_predictor(dependency_archive, "dependency", device="cpu")
-    with pytest.raises(ValueError, match="batch_size must be an int of at least 1"):
+    with pytest.raises(ValueError, match="batch_size must be an int from 1 to 4096"):
         list(parser.predict_lines(["Dogs bark ."], batch_size=batch_size))
-    with pytest.raises(ValueError, match="batch_size must be an int of at least 1"):
+    with pytest.raises(ValueError, match="batch_size must be an int from 1 to 4096"):
         list(Predictor.predict_lines(parser, ["Dogs bark ."], batch_size=batch_size))  # the base class's, which the semantic parser uses
 
 
@@ -264,3 +270,35 @@ def test_load_predictor_takes_one_plugin_name_as_a_name(tmp_path):
 
     with pytest.raises(ConfigurationError, match="include-package no_such_plugin_xyz: cannot import it"):
         load_predictor(tmp_path / "no archive here", include_package="no_such_plugin_xyz")
+
+
+# ------------------------------------------------------------ comments that the conllu library reads back (issue 60)
+
+PIECES = st.sampled_from([*"ab =#,.", "# text = ", "# sent_id = 5", "::", "\t", "\r", "\n", "\u2028", "\x85", "\x0b", "\xa0", "don't"])
+HOSTILE = st.lists(st.one_of(PIECES, st.text(max_size=3)), max_size=12).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=HOSTILE, as_json=st.booleans())
+def test_every_comment_written_comes_back_through_the_conllu_library(dependency_archive, text, as_json):
+    """`# sent_id`, `# text` (as UD spells it: the forms, with a space after each but those marked SpaceAfter=No)
+    and `# error` of any input line (plain text, or the text as a JSON line), read back by the `conllu` library.
+    """
+    predictor = dependency_predictor(dependency_archive)
+    line = json.dumps({"sentence": text}) if as_json else text.replace("\n", " ")
+    [sentence] = list(predictor.sentences(iter([line]), "in.txt"))
+    tree = SimpleNamespace(heads=[0] * len(sentence.tokens), deprels=["root"] * len(sentence.tokens))
+    [read] = conllu.parse(predictor.conllu(sentence, None if sentence.error else tree) + "\n")
+    assert read.metadata["sent_id"] == "1"
+    if sentence.error:
+        assert read.metadata["error"] == " ".join(sentence.error.split()) and len(read) == 0
+        return
+    normal = " ".join(text.split())
+    assert read.metadata["text"] == normal and "error" not in read.metadata
+    spelled = "".join(token["form"] + ("" if (token["misc"] or {}).get("SpaceAfter") == "No" else " ") for token in read)
+    assert spelled.strip() == normal and [token["form"] for token in read] == sentence.tokens
+
+
+@functools.cache
+def dependency_predictor(archive) -> DependencyPredictor:
+    return Predictor.by_name("dependency")(load_archive(archive))

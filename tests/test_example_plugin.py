@@ -16,6 +16,7 @@ from tests.test_tree_codecs import trees
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.grammars import Grammar
+from toolkit.oracle import replay_oracle
 from transition_systems import is_projective, projective_order, projectivize
 
 sys.path.insert(0, str(REPO / "examples" / "plugin"))
@@ -88,6 +89,42 @@ def test_arc_eager_projectivizes_like_the_shipped_systems():
     assert check_oracle_walk(arc_eager(), hearing).heads == projectivize(hearing.target.heads)[0]
     with pytest.raises(DataError):
         arc_eager(non_projective="skip").oracle(hearing)
+
+
+def test_a_plugins_projective_system_parses_non_projective_trees_pseudo_projectively():
+    """What the plugin guide promises: ``non_projective`` defaults to "projectivize", and "pseudo_projective"
+    works for a plugin's ProjectiveTransitionSystem as for the shipped ones, with nothing in the plugin.
+    """
+    assert arc_eager().non_projective == "projectivize"
+    grammar = arc_eager(non_projective="pseudo_projective")
+    assert "RIGHT-ARC:nmod^sbj" in grammar.oracle(HEARING) or "LEFT-ARC:nmod^sbj" in grammar.oracle(HEARING)  # the lifted arc says whence
+    assert check_oracle_walk(grammar, HEARING) == HEARING.target.without_upos()  # and the crossing arcs come back
+    report = replay_oracle(grammar, [HEARING, FISH])
+    assert report["exact_round_trips"] == 2 and report["uas"] == report["las"] == 1.0 and report["lifted_arcs"] == 2
+
+
+def test_a_plugins_system_gets_labeled_shift_without_a_line_of_its_own():
+    """arc-eager never names shift_symbol=: the configuration puts in SHIFT:<word>, the transition gets SHIFT."""
+    grammar = arc_eager(shift_words=["w1", "w4"])  # "She" and "fish"
+    actions = grammar.oracle(FISH)
+    assert actions[0] == "SHIFT:w1" and actions[3] == "SHIFT" and "SHIFT:w4" not in actions  # "fish" comes in by RIGHT-ARC
+    assert check_oracle_walk(grammar, FISH) == FISH.target.without_upos()
+    first = grammar.initial_state(FISH).allowed()
+    assert "SHIFT" not in first and "SHIFT:w1" in first and "SHIFT:w2" not in first
+
+
+def test_arc_eager_makes_its_single_root_arc_early_and_keeps_the_tree_single_rooted():
+    """single_root when the root arc is not the last action: the root's one dependent is never popped while
+    words are left, so every later word can still hang below it (the random walks above check the rest).
+    """
+    state = arc_eager().initial_state(example([0, 1, 2], ["root", "a", "a"]))
+    state = state.apply("RIGHT-ARC:root")  # the first word hangs from the root at once: the root arc is the first action
+    assert state.stack == (0, 1) and "REDUCE" not in state.allowed()  # popping the root's one dependent would strand the rest
+    state = state.apply("RIGHT-ARC:a")
+    assert "REDUCE" in state.allowed()  # "w2" has its head, and "w1" stays for "w3"
+    state = state.apply("REDUCE")
+    assert "REDUCE" not in state.allowed() and "RIGHT-ARC:a" in state.allowed()
+    assert check_oracle_walk(arc_eager(), example([0, 1, 2], ["root", "a", "a"])).heads == (0, 1, 2)
 
 
 # ------------------------------------------------------------------ Covington (a new action kind, a configuration with more fields)

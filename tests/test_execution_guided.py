@@ -4,6 +4,7 @@ fake executor; end to end on a GEO slice with SWI-Prolog where it is installed.
 """
 
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -167,3 +168,37 @@ def test_evaluate_and_predict_guided_end_to_end(geo_raw_archive, tmp_path, monke
     assert "execution guidance changed the choice of" in caplog.text
     [record] = [json.loads(line) for line in out.splitlines()]
     assert record["question"] == "What is the capital of Texas?" and ("answer" in record) != ("answer_error" in record)
+
+
+def test_a_query_whose_answer_is_not_ground_is_passed_over_like_one_that_fails():
+    """The scripted beam's best output stands for ``_answer ( A , _state ( B ) )``, run by SWI-Prolog over Geobase:
+    its answer A is unbound, which used to be the answer ``["A"]`` and was chosen; the next one answers austin.
+    """
+    from tests.conftest import require_swipl
+    from toolkit.execution import GeoQueryProlog
+    from toolkit.params import data_root
+
+    require_swipl()
+    geo = Path(data_root()) / "geo-raw"
+    if not (geo / "geoquery.pl").exists():
+        pytest.skip(f"Geobase not found at {geo}")
+    forms = {
+        "state:t": "_answer ( A , _state ( B ) )",
+        "city:t": "_answer ( A , ( _capital ( A ) , _loc ( A , B ) , _const ( B , _stateid ( texas ) ) ) )",
+        "s0": "_answer ( A , _river ( A ) )",
+    }
+
+    class Standing(Executor):
+        """Runs the form each scripted output stands for."""
+
+        def __init__(self, executor):
+            self.executor = executor
+
+        def execute(self, outputs):
+            return self.executor.execute([forms[output] for output in outputs])
+
+    with GeoQueryProlog(str(geo), timeout_seconds=600.0) as prolog:
+        assert not prolog.execute([forms["state:t"]])[0].ok
+        search = BeamSearch(beam_size=3).guided_by(Standing(prolog))
+        assert scripted_model().predict([Example(SENTENCES[0])], search) == ["city:t"]
+        assert search.guided_changes == 1

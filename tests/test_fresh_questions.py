@@ -68,7 +68,8 @@ def words(question: str) -> str:
 def executor():
     require_swipl()
     folder = needs("geobase.pl", "geoquery.pl")
-    with GeoQueryProlog(str(folder), workers=1, timeout_seconds=20.0) as executor:
+    # The default inference limit decides; the time limit is a backstop no busy machine comes near (no test may depend on speed).
+    with GeoQueryProlog(str(folder), workers=1, timeout_seconds=600.0) as executor:
         yield executor
 
 

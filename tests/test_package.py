@@ -154,9 +154,41 @@ def test_an_unknown_name_is_one_line_naming_the_installed_models(installed, tmp_
 
 
 @pytest.mark.parametrize(
+    ("given", "suggested"),
+    [
+        ("tiny-geo-parser", "tiny_geo_parser"),
+        ("Tiny_Geo_Parser", "tiny_geo_parser"),
+        ("TINY-GEO-PARSER", "tiny_geo_parser"),
+        ("tiny_geo_parsr", "tiny_geo_parser"),
+    ],
+)
+def test_a_name_close_to_an_installed_one_suggests_it(given, suggested, installed, tmp_path, monkeypatch, capsys):
+    """Differing by `-`/`_` or case, or a near miss: it used to say only `archive not found: tiny-geo-parser`."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(monkeypatch, capsys, "predict", given, "questions.txt")
+    line = one_error_line(code, err)
+    assert line == f"error: archive not found: {given} is no file or folder here, nor the name of an installed model; did you mean {suggested}?" and out == ""
+
+
+def test_close_names_prefer_the_same_name_written_otherwise():
+    from toolkit.archive_sources import close_names
+
+    installed = ["ewt_quick", "ewt_quick2", "amr_parser"]
+    assert close_names("EWT-Quick", installed) == ["ewt_quick"]  # not also ewt_quick2, a near miss
+    assert close_names("ewt_quik", installed) == ["ewt_quick", "ewt_quick2"]
+    assert close_names("geo", installed) == []
+
+
+@pytest.mark.parametrize(
     ("archive", "name", "version", "message"),
     [
-        (None, "Tiny-Parser", "1.0.0", "--name 'Tiny-Parser': a model's name is lowercase letters, digits and underscores"),
+        (
+            None,
+            "Tiny-Parser",
+            "1.0.0",
+            "--name 'Tiny-Parser': a model's name is lowercase letters, digits and underscores, beginning with a letter (e.g. tiny_parser)",
+        ),
+        (None, "1parser", "1.0.0", "--name '1parser': a model's name is lowercase letters, digits and underscores, beginning with a letter (e.g. ewt_parser)"),
         (None, "json", "1.0.0", "--name json: a Python module of that name is already importable here"),
         (None, NAME, "v1", "--version 'v1': not a version in PEP 440's canonical form"),
         (None, NAME, "1.0.0-final", "--version '1.0.0-final': not a version in PEP 440's canonical form"),

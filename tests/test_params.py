@@ -2,11 +2,19 @@
 
 import json
 import logging
+import os
+import subprocess
+import sys
+from contextlib import suppress
 from pathlib import Path
 
+import _jsonnet
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import toolkit
+from toolkit.bounded_jsonnet import plain_json
 from toolkit.errors import ConfigurationError
 from toolkit.params import Params, data_root, default_ext_vars, evaluate_jsonnet
 
@@ -214,3 +222,138 @@ class TestOverrides:
         assert evaluate_jsonnet('{a: std.extVar("X")}', {"X": "1"}) == {"a": "1"}
         with pytest.raises(ConfigurationError, match="config file not found: missing.jsonnet"):
             evaluate_jsonnet("missing.jsonnet", {})
+
+
+class TestBounds:
+    """Evaluation is bounded (toolkit/bounded_jsonnet.py): regular files only, and time, memory and size each end in one line.
+
+    Each case runs in a subprocess with a generous timeout, so that an unbounded evaluation fails the
+    test instead of hanging it (a FIFO) or aborting pytest with it (libjsonnet's SIGABRT).
+    """
+
+    REPO = Path(__file__).resolve().parents[1]
+    SCRIPT = (
+        "import sys\n"
+        "from toolkit.errors import ConfigurationError\n"
+        "from toolkit.params import evaluate_jsonnet\n"
+        "try:\n    print(evaluate_jsonnet(sys.argv[1]))\nexcept ConfigurationError as error:\n    print(error)\n"
+    )
+
+    def evaluated(self, config: str | Path, **bounds: str) -> str:
+        """What evaluating *config* (a snippet or a path) says, with the TOOLKIT_CONFIG_* *bounds* set."""
+        env = {**os.environ, **{f"TOOLKIT_CONFIG_{name.upper()}": value for name, value in bounds.items()}}
+        done = subprocess.run([sys.executable, "-c", self.SCRIPT, str(config)], capture_output=True, text=True, timeout=300, cwd=self.REPO, env=env)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    @pytest.fixture
+    def fifo(self, tmp_path):
+        path = tmp_path / "fifo.jsonnet"
+        os.mkfifo(path)
+        yield path
+        with suppress(OSError):  # release a reader still blocked on it
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+    def test_a_config_file_must_be_a_regular_file(self, fifo, tmp_path):
+        assert self.evaluated(fifo) == f"config file {fifo} is a pipe (FIFO), not a regular file"
+        assert self.evaluated("/dev/zero") == "config file /dev/zero is a character device, not a regular file"
+        assert self.evaluated(tmp_path) == f"config file {tmp_path} is a directory"
+
+    @pytest.mark.parametrize(
+        ("kind", "target", "what"),
+        [
+            ("importstr", "/dev/zero", "a character device, not a regular file"),
+            ("importbin", "/dev/urandom", "a character device, not a regular file"),
+            ("importstr", "/dev/stdin", "a pipe (FIFO), not a regular file"),  # the evaluation's own standard input
+            ("import", "FIFO", "a pipe (FIFO), not a regular file"),
+            ("importstr", "DIRECTORY", "a directory"),
+        ],
+    )
+    def test_an_import_must_be_a_regular_file_and_is_named_where_it_is_imported(self, kind, target, what, fifo, tmp_path):
+        target = {"FIFO": str(fifo), "DIRECTORY": str(tmp_path)}.get(target, target)
+        config = write(tmp_path, f"{{\n  model: {{ x: {kind} '{target}' }},\n}}\n")
+        first, site, *_ = self.evaluated(config).splitlines()
+        assert first == f'cannot evaluate {config}: RUNTIME ERROR: couldn\'t open import "{target}": {target} is {what}'
+        assert site.startswith(f"\t{config}:2:15-")  # where it is imported: line 2, column 15
+
+    @pytest.mark.parametrize(
+        "bomb",
+        [
+            "{ a: std.makeArray(1e9, function(i) i) }",  # an array bomb
+            "{ a: std.repeat('x', 1e10) }",  # a huge string
+            "{ a: std.length(std.range(1, 1e9)) }",
+        ],
+    )
+    @pytest.mark.skipif(sys.platform != "linux", reason="only Linux enforces an address-space limit; elsewhere the time bounds stop a bomb")
+    def test_a_memory_bomb_ends_at_the_memory_bound(self, bomb):
+        message = "cannot evaluate <snippet>: it needs more memory than 300 MB (TOOLKIT_CONFIG_MEMORY_MB), the bound on evaluating a config"
+        assert self.evaluated(bomb, memory_mb="300") == message
+
+    def test_an_endless_evaluation_ends_at_the_time_bound(self):
+        endless = "local loop(n) = if n == 0 then 0 else loop(n - 1) tailstrict; { a: loop(1e15) }"
+        message = "cannot evaluate <snippet>: it ran for longer than 1 s (TOOLKIT_CONFIG_SECONDS), the bound on evaluating a config"
+        assert self.evaluated(endless, seconds="1") == message
+
+    def test_deep_recursion_is_jsonnet_s_own_error(self):
+        message = self.evaluated("local f(x) = f(x + 1); { a: f(0) }")
+        assert message.startswith("cannot evaluate <snippet>: RUNTIME ERROR: max stack frames exceeded.")
+
+    def test_what_a_config_reads_or_makes_is_bounded_in_size(self, tmp_path):
+        big = tmp_path / "big.txt"
+        big.write_text("x" * 200_000)
+        assert self.evaluated(big, max_mb="0.1") == f"config file {big} is 0.2 MB, more than 0.1 MB (TOOLKIT_CONFIG_MAX_MB), the most a config may read"
+        config = write(tmp_path, f"{{ a: importstr '{big}' }}")
+        assert self.evaluated(config, max_mb="0.1").startswith(
+            f'cannot evaluate {config}: RUNTIME ERROR: couldn\'t open import "{big}": {big} is 0.2 MB, more than 0.1 MB (TOOLKIT_CONFIG_MAX_MB)'
+        )
+        assert self.evaluated("{ a: std.makeArray(50000, function(i) i) }", max_mb="0.1") == (
+            "cannot evaluate <snippet>: its value is more than 0.1 MB (TOOLKIT_CONFIG_MAX_MB) of JSON, the most a config may make"
+        )
+
+    def test_a_bound_that_is_no_number_is_one_line(self, monkeypatch):
+        monkeypatch.setenv("TOOLKIT_CONFIG_SECONDS", "-1")
+        with pytest.raises(ConfigurationError, match=r"^TOOLKIT_CONFIG_SECONDS: expected a positive number \(s\), got '-1'$"):
+            evaluate_jsonnet("{ a: 1 + 1 }")
+
+    CONFIGS = sorted([*REPO.glob("jsonnet_configs/**/*.jsonnet"), *REPO.glob("tests/fixtures/*.jsonnet"), *REPO.glob("examples/plugin/configs/*.jsonnet")])
+
+    @pytest.mark.parametrize("path", CONFIGS, ids=lambda path: path.name)
+    def test_every_shipped_config_evaluates_as_jsonnet_alone_would(self, path):
+        """Imports through the callback resolve as jsonnet's own importer does (relative to the importing file, folders up and down)."""
+        variables = default_ext_vars()
+        try:
+            expected = json.loads(_jsonnet.evaluate_file(str(path), ext_vars=variables))
+        except RuntimeError as error:
+            with pytest.raises(ConfigurationError) as refused:
+                evaluate_jsonnet(path, variables)
+            assert str(error).splitlines()[0] in str(refused.value)
+            return
+        assert evaluate_jsonnet(path, variables) == expected
+
+    def test_imports_resolve_relative_to_the_importing_file(self, tmp_path):
+        (tmp_path / "a" / "b").mkdir(parents=True)
+        write(tmp_path, "{ depth: 0, sub: import 'a/b/deep.libsonnet' }", "top.libsonnet")
+        write(tmp_path / "a" / "b", "{ depth: 2, text: importstr '../note.txt' }", "deep.libsonnet")
+        write(tmp_path / "a", "from a", "note.txt")
+        config = write(tmp_path / "a", "{ top: import '../top.libsonnet', me: std.thisFile }")
+        assert evaluate_jsonnet(config) == {"me": str(config), "top": {"depth": 0, "sub": {"depth": 2, "text": "from a"}}}
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.text(max_size=4), JSON_VALUES, max_size=5))
+def test_plain_json_is_read_as_jsonnet_gives_it_back(config):
+    """Key order, integral floats as ints, large integers rounded to doubles: the fast path and jsonnet agree to the byte."""
+    text = json.dumps(config)
+    assert json.dumps(plain_json(text)) == json.dumps(json.loads(_jsonnet.evaluate_snippet("<snippet>", text)))
+
+
+@pytest.mark.parametrize("text", ['{"a": 1, "a": 2}', '{"a": NaN}', '{"a": 1e400}', "{a: 1}", "[" * 5000 + "]" * 5000])
+def test_what_is_not_plain_json_goes_to_jsonnet(text):
+    assert plain_json(text) is None

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -72,9 +73,9 @@ def test_the_plugins_of_an_archive_are_the_packages_of_the_components_built(fake
         Grammar.from_params({"type": "lazy_b"})
         Metric.from_params({"type": "my_metrics.Exact"})
         Metric.from_params({"type": "exact_match"})
-    assert plugins.plugin_records(built) == [
-        {"package": "lazy_plugin_b", "distribution": None, "version": None},
-        {"package": "my_metrics", "distribution": None, "version": None},
+    assert plugins.plugin_records(built) == [  # on the path, not installed: the folder they came from
+        {"package": "lazy_plugin_b", "distribution": None, "version": None, "direct_url": None, "path": str(tmp_path)},
+        {"package": "my_metrics", "distribution": None, "version": None, "direct_url": None, "path": str(tmp_path)},
     ]
 
 
@@ -135,7 +136,9 @@ def toolkit(environment, *args, python=sys.executable, check=True):
 
 def test_an_archive_records_its_plugins_and_imports_them_in_a_fresh_process(plugin_archive):
     with tarfile.open(plugin_archive / "run" / "model.tar.gz") as tar:
-        assert json.load(tar.extractfile("plugins.json")) == [{"package": "toolkit_example_plugin", "distribution": None, "version": None}]
+        assert json.load(tar.extractfile("plugins.json")) == [
+            {"package": "toolkit_example_plugin", "distribution": None, "version": None, "direct_url": None, "path": str(PLUGIN)}
+        ]
     # a fresh process that never imports the plugin by hand: no --include-package, no entry point
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(PLUGIN)])}
     result = toolkit(environment, "predict", plugin_archive / "run" / "model.tar.gz", plugin_archive / "test.tsv")
@@ -150,7 +153,10 @@ def test_an_archive_whose_plugin_is_missing_says_which_in_one_line(plugin_archiv
     assert (
         result.stderr.strip()
         .splitlines()[-1]
-        .endswith("needs the plugin package 'toolkit_example_plugin', which is not installed: put toolkit_example_plugin on PYTHONPATH or pip install it")
+        .endswith(
+            f"needs the plugin package 'toolkit_example_plugin' (imported from {PLUGIN} when the archive was written), "
+            f"which is not installed: put {PLUGIN} on PYTHONPATH or pip install it"
+        )
     )
 
 
@@ -201,10 +207,79 @@ def test_pip_installed_plugin_trains_and_predicts_through_the_cli(tmp_path):
         )
         with tarfile.open(tmp_path / name / "model.tar.gz") as tar:
             assert json.load(tar.extractfile("plugins.json")) == [
-                {"package": "toolkit_example_plugin", "distribution": "toolkit-example-plugin", "version": "0.1.0"}
+                {
+                    "package": "toolkit_example_plugin",
+                    "distribution": "toolkit-example-plugin",
+                    "version": "0.1.0",
+                    "direct_url": {"url": (tmp_path / "venv" / "plugin-source").as_uri(), "dir_info": {}},  # PEP 610: pip installed it from that folder
+                    "path": None,
+                }
             ]
         predicted = toolkit(environment, "predict", tmp_path / name / "model.tar.gz", tmp_path / f"test.{suffix}", python=python).stdout
         if suffix == "conllu":  # the dependency predictor is the archive's default: one CoNLL-U block per sentence
             assert predicted.count("\n\n") == 6 and "# error" not in predicted
         else:
             assert [("logical_form" in json.loads(line)) for line in predicted.splitlines()] == [True] * 6
+
+
+# ------------------------------------------------------------------ where a missing plugin came from
+
+
+@pytest.mark.parametrize(
+    ("record", "where", "install"),
+    [
+        (
+            {"distribution": "my-parsers", "version": "0.3.0", "direct_url": None},
+            "my-parsers 0.3.0 from a package index",
+            "pip install my-parsers==0.3.0",
+        ),
+        (
+            {"distribution": "my-parsers", "version": "0.3.0", "direct_url": {"url": "file:///home/me/my%20parsers", "dir_info": {"editable": True}}},
+            "my-parsers 0.3.0, an editable install of /home/me/my parsers",
+            "pip install -e '/home/me/my parsers'",  # quoted, to paste as it is
+        ),
+        (
+            {"distribution": "my-parsers", "version": "0.3.0", "direct_url": {"url": "file:///src/my_parsers", "dir_info": {}}},
+            "my-parsers 0.3.0 from the local folder /src/my_parsers",
+            "pip install /src/my_parsers",
+        ),
+        (
+            {"distribution": "my-parsers", "version": "0.3.0", "direct_url": {"url": "file:///dist/my_parsers-0.3.0-py3-none-any.whl", "archive_info": {}}},
+            "my-parsers 0.3.0 from /dist/my_parsers-0.3.0-py3-none-any.whl",
+            "pip install /dist/my_parsers-0.3.0-py3-none-any.whl",
+        ),
+        (
+            {
+                "distribution": "my-parsers",
+                "version": "0.3.0",
+                "direct_url": {"url": "https://example.org/my.git", "vcs_info": {"vcs": "git", "commit_id": "a1b2c3"}},
+            },
+            "my-parsers 0.3.0 from git+https://example.org/my.git@a1b2c3",
+            "pip install git+https://example.org/my.git@a1b2c3",
+        ),
+        (
+            {"distribution": None, "version": None, "path": "/work/plugins"},
+            "imported from /work/plugins when the archive was written",
+            "put /work/plugins on PYTHONPATH or pip install it",
+        ),
+        ({"distribution": None, "version": None}, "", "put my_parsers on PYTHONPATH or pip install it"),  # an archive written before paths were recorded
+    ],
+)
+def test_a_missing_plugin_is_installed_again_from_where_it_came(record, where, install):
+    assert plugins.install_hint({"package": "my_parsers", **record}) == (where, install)
+
+
+@pytest.mark.slow  # a new virtual environment and an editable pip install
+def test_an_editable_install_is_recorded_as_one(tmp_path):
+    """The reported case: a plugin installed with `pip install -e` is recorded with its folder, and named so when missing."""
+    python = make_venv(tmp_path / "venv", with_plugin=False)
+    source = shutil.copytree(PLUGIN, tmp_path / "my plugin", ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    installed = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--quiet", "-e", str(source)], capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    script = "import json, toolkit_example_plugin as p; from toolkit.plugins import plugin_records; print(json.dumps(plugin_records([p.ArcEager])))"
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    result = subprocess.run([str(python), "-c", script], env=environment, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    [record] = json.loads(result.stdout)
+    assert record["direct_url"]["dir_info"] == {"editable": True} and record["direct_url"]["url"] == source.as_uri()
+    assert plugins.install_hint(record) == (f"toolkit-example-plugin 0.1.0, an editable install of {source}", f"pip install -e '{source}'")

@@ -167,3 +167,136 @@ def test_early_stopping_ends_when_the_best_hypothesis_is_finished():
     calls[0] = 0
     assert model.predict(examples()[:1], BeamSearch(beam_size=3, length_penalty=0.0, early_stopping=False)) == [""]
     assert calls[0] == 3  # waits until three finished hypotheses fill the beam
+
+
+# ------------------------------------------------------------------ a wide beam is bounded by what the grammar makes, and by memory
+
+
+def count_rows(model):
+    """Wrap *model*.decode_step to record the rows (hypotheses) of each step."""
+    rows: list[int] = []
+    decode_step = model.decode_step
+
+    def counting(prefix, *args, **kwargs):
+        rows.append(prefix.size(0))
+        return decode_step(prefix, *args, **kwargs)
+
+    model.decode_step = counting
+    return rows
+
+
+def count_is_final(monkeypatch):
+    """Count the grammar-state questions a search asks (``AlternatingState.is_final``): its work per hypothesis held."""
+    calls = [0]
+    original = AlternatingState.is_final
+
+    def counting(self):
+        calls[0] += 1
+        return original(self)
+
+    monkeypatch.setattr(AlternatingState, "is_final", counting)
+    return calls
+
+
+ALTERNATING_OUTPUTS = [["(", p] for p in ("state:t", "city:t")] + [["(", p, "(", q] for p in ("state:t", "city:t") for q in ("state:t", "city:t")]
+
+
+@torch.no_grad()
+def exhaustive_best(model, sentence, length_penalty):
+    """The best of AlternatingGrammar's six outputs by the beam's own score: the sum of the model's
+    log-probabilities of its symbols and the end (each masked by what the grammar allowed), over GNMT's lp.
+    """
+    batch = model.decoding_batch([Example(sentence)])
+    best, best_score = None, float("-inf")
+    for output in ALTERNATING_OUTPUTS:
+        state, score, prefix = AlternatingState(), 0.0, [Vocabulary.BOS_INDEX]
+        for symbol in [*output, Vocabulary.EOS]:
+            context = model.start_decoding(batch, use_cache=False)
+            log_probs, _ = model.decode_step(torch.tensor([prefix]), context, [state])
+            assert symbol in state.allowed()
+            score += float(log_probs[0, model.target_ids[symbol]])
+            state, prefix = state.apply(symbol), [*prefix, model.target_ids[symbol]]
+        penalised = score / ((5.0 + len(output) + 1) / 6.0) ** length_penalty
+        if penalised > best_score:
+            best, best_score = " ".join(output), penalised
+    return best
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("length_penalty", [0.0, 1.0])
+def test_a_beam_wider_than_the_grammar_s_outputs_is_exact_and_holds_only_what_exists(seed, length_penalty, monkeypatch):
+    """AlternatingGrammar makes six outputs through at most four open prefixes: a beam of 100,000 decodes at
+    most four hypotheses a sentence at any step, and finds the best of the six, as enumerating them does.
+    """
+    model = tiny_model(AlternatingGrammar(), seed=seed)
+    rows = count_rows(model)
+    asked = count_is_final(monkeypatch)
+    found = model.predict(examples(), BeamSearch(beam_size=100_000, length_penalty=length_penalty))
+    assert found == [exhaustive_best(model, sentence, length_penalty) for sentence in SENTENCES]
+    assert rows[0] == len(SENTENCES) and max(rows) <= 4 * len(SENTENCES)
+    wide, asked[0] = asked[0], 0
+    assert model.predict(examples(), BeamSearch(beam_size=10, length_penalty=length_penalty)) == found
+    assert wide == asked[0]  # the same work: the beam of 100,000 never held more hypotheses than the one of 10
+
+
+def test_the_beam_widens_only_as_far_as_the_candidates_go():
+    """SequenceGrammar over 11 symbols and the end: the first step decodes one hypothesis a sentence, the
+    second 11 (one per symbol the first chose but the end, which finished its hypothesis), then at most the beam.
+    """
+    model = tiny_model(SequenceGrammar(max_length=6), seed=1)
+    rows = count_rows(model)
+    model.predict(examples()[:1], BeamSearch(beam_size=50, early_stopping=False))
+    assert rows[:2] == [1, len(SYMBOLS)] and max(rows) <= 50
+
+
+def test_the_context_s_bytes_per_input_are_its_keys_values_and_mask():
+    """tiny_model's decoder: 2 layers, each with keys and values of (2 heads x 8) floats per source position, and a bool mask."""
+    from toolkit.decoding.memory import row_bytes
+
+    model = tiny_model()
+    batch = model.decoding_batch(examples())
+    positions = batch["source"].size(1)
+    assert row_bytes(model.start_decoding(batch, use_cache=True), len(SENTENCES)) == 2 * 2 * 16 * 4 * positions + positions
+    assert row_bytes(model.start_decoding(batch, use_cache=False), len(SENTENCES)) == 16 * 4 * positions + positions  # the encoded source
+
+
+def test_a_beam_that_cannot_fit_is_refused_in_one_line_before_it_grows(monkeypatch):
+    """With 8 MB free, a beam of a million is refused at the step that would widen it past what fits, naming
+    the widest beam that does; that beam decodes, and no step ever held more hypotheses than fit.
+    """
+    from toolkit.decoding import beam as beam_module
+    from toolkit.errors import ConfigurationError
+
+    monkeypatch.setattr(beam_module, "free_bytes", lambda device: 8 << 20)
+    model = tiny_model(SequenceGrammar(max_length=15), seed=2)
+    rows = count_rows(model)
+    with pytest.raises(ConfigurationError) as refused:
+        model.predict(examples()[:1], BeamSearch(beam_size=1_000_000))
+    message = str(refused.value)
+    assert message.startswith("a beam of 1,000,000 (beam_size, --beam-size) does not fit in memory: ") and "\n" not in message
+    fits = int(message.rsplit("a beam of at most ", 1)[1].split()[0].replace(",", ""))
+    assert 100 < fits < 1000 and max(rows) <= fits
+    rows.clear()
+    model.predict(examples()[:1], BeamSearch(beam_size=fits))
+    assert fits // 2 < max(rows) <= fits  # as wide as it may be (less the hypotheses that ended)
+
+
+def test_an_allocation_that_fails_is_one_line_and_other_errors_are_not_hidden():
+    from toolkit.errors import ConfigurationError
+
+    model = tiny_model()
+
+    def failing(message):
+        def step(*args, **kwargs):
+            raise RuntimeError(message)
+
+        return step
+
+    model.decode_step = failing("DefaultCPUAllocator: can't allocate memory: you tried to allocate 8589934592 bytes. Error code 12")
+    with pytest.raises(
+        ConfigurationError, match=r"^decoding 3 input\(s\) ran out of memory with a beam of 30,000 \(beam_size, --beam-size\): a smaller beam needs less$"
+    ):
+        model.predict(examples(), BeamSearch(beam_size=30_000))
+    model.decode_step = failing("shape mismatch")
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        model.predict(examples(), BeamSearch(beam_size=3))

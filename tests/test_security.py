@@ -5,7 +5,7 @@
 - A tar member that would land outside the extraction directory (``..``, an absolute path, a link
   pointing out) is refused with one ArchiveError line before anything is extracted.
 - Configs are jsonnet: no native functions, no ext vars but the toolkit's own (the environment's
-  identifier-named variables and ``DATA_ROOT``), no shell. They can read files through
+  identifier-named variables and ``DATA_ROOT``), no shell. They can read regular files through
   ``import``/``importstr``, by design, and an archive's config is plain JSON, never evaluated.
 """
 
@@ -26,6 +26,7 @@ import pytest
 import torch
 
 from tests.conftest import run
+from toolkit import bounded_jsonnet, jsonnet_child
 from toolkit.archive import load_archive
 from toolkit.data.example import Example
 from toolkit.errors import ArchiveError, ConfigurationError
@@ -184,25 +185,33 @@ def test_the_cli_says_so_in_one_line(dependency_archive, tmp_path, monkeypatch, 
 # ------------------------------------------------------------------ configs
 
 
-def test_jsonnet_gets_only_the_toolkit_ext_vars_and_no_callbacks(tmp_path, monkeypatch):
-    calls = []
-    evaluate_file = _jsonnet.evaluate_file
+def test_jsonnet_gets_only_the_toolkit_ext_vars_and_no_native_functions(tmp_path, monkeypatch):
+    """What the evaluating child is sent (the toolkit's ext vars), and what it gives jsonnet: those, and an import callback that reads regular files only."""
+    requests, calls = [], []
+    run_child, evaluate_snippet = bounded_jsonnet.subprocess.run, _jsonnet.evaluate_snippet
 
-    def spy(path, **kwargs):
+    def send(command, **kwargs):
+        requests.append(json.loads(kwargs["input"]))
+        return run_child(command, **kwargs)
+
+    def spy(name, text, **kwargs):
         calls.append(kwargs)
-        return evaluate_file(path, **kwargs)
+        return evaluate_snippet(name, text, **kwargs)
 
-    monkeypatch.setattr(_jsonnet, "evaluate_file", spy)
+    monkeypatch.setattr(bounded_jsonnet.subprocess, "run", send)
+    monkeypatch.setattr(_jsonnet, "evaluate_snippet", spy)
     monkeypatch.setenv("TOOLKIT_SECURITY_PROBE", "visible")
     monkeypatch.setenv("NOT-AN-IDENTIFIER", "hidden")
     config = tmp_path / "config.jsonnet"
     config.write_text("{ probe: std.extVar('TOOLKIT_SECURITY_PROBE'), root: std.extVar('DATA_ROOT') }")
     params = Params.from_file(config)
     assert params["probe"] == "visible"  # by design: every identifier-named environment variable is an ext var
+    [request] = requests
+    assert request["ext_vars"] == default_ext_vars() and params["root"] == default_ext_vars()["DATA_ROOT"]
+    assert "NOT-AN-IDENTIFIER" not in request["ext_vars"]
+    assert json.loads(jsonnet_child.evaluate(request)) == params.as_dict()  # what the child does, here where it can be watched
     [kwargs] = calls
-    assert set(kwargs) == {"ext_vars"}  # no native_callbacks, no import_callback, no top-level arguments
-    assert kwargs["ext_vars"] == default_ext_vars() and params["root"] == default_ext_vars()["DATA_ROOT"]
-    assert "NOT-AN-IDENTIFIER" not in kwargs["ext_vars"]
+    assert set(kwargs) == {"ext_vars", "import_callback"}  # no native_callbacks, no top-level arguments
     config.write_text("{ probe: std.extVar('NOT-AN-IDENTIFIER') }")
     with pytest.raises(ConfigurationError, match="undefined external variable"):
         Params.from_file(config)

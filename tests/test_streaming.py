@@ -5,6 +5,9 @@ still one record out per record in.
 
 import io
 import itertools
+import os
+import signal
+import threading
 
 import pytest
 
@@ -83,3 +86,90 @@ def test_a_conllu_block_without_a_blank_line_is_held_to_a_bound(dependency_archi
     assert len(outputs) == 2
     assert f"a sentence of {most + 49:,} lines is longer than this model can parse" in outputs[0]
     assert "error" not in outputs[1] and "\tHello\t" in outputs[1]
+
+
+# ------------------------------------------------------------------ the output: whole or not at all
+
+
+def leftovers(folder) -> list[str]:
+    return sorted(path.name for path in folder.iterdir() if path.name.endswith(".tmp"))
+
+
+def test_an_output_file_is_the_earlier_one_until_it_is_whole(tmp_path):
+    out = tmp_path / "out.jsonl"
+    out.write_text("earlier\n")
+    with files.writing_output(out) as sink:
+        for number in range(1000):
+            sink.write(f"line {number}\n")
+            assert out.read_text() == "earlier\n"  # what any reader sees meanwhile
+    assert out.read_text() == "".join(f"line {number}\n" for number in range(1000)) and leftovers(tmp_path) == []
+
+
+def test_two_writers_of_one_file_leave_one_whole_output(tmp_path):
+    """Interleaved line by line, as two `toolkit predict -o same.jsonl` were (306 lines for 300, 5 torn)."""
+    out = tmp_path / "same.jsonl"
+    with files.writing_output(out) as first, files.writing_output(out) as second:
+        for number in range(300):
+            first.write(f'{{"first": {number}}}\n')
+            second.write(f'{{"second": {number}, "longer": "{"x" * number}"}}\n')
+            first.flush()
+            second.flush()
+    # the second (inner) writer finishes first; the first one's whole output then replaces it
+    assert out.read_text() == "".join(f'{{"first": {number}}}\n' for number in range(300))
+    assert leftovers(tmp_path) == []
+
+
+def test_a_failed_write_leaves_the_earlier_file_and_no_temporary_one(tmp_path):
+    out = tmp_path / "out.jsonl"
+    out.write_text("earlier\n")
+    out.chmod(0o640)
+    with pytest.raises(KeyboardInterrupt), files.writing_output(out) as sink:
+        sink.write("half of it\n")
+        raise KeyboardInterrupt
+    assert out.read_text() == "earlier\n" and leftovers(tmp_path) == []
+    with files.writing_output(out) as sink:
+        sink.write("new\n")
+    assert out.read_text() == "new\n" and out.stat().st_mode & 0o777 == 0o640  # renamed into place with the earlier file's mode
+
+
+def test_sigterm_while_writing_leaves_the_earlier_file_and_no_temporary_one(tmp_path, monkeypatch):
+    """A scheduler's SIGTERM (`timeout`, `kill`): Python's default ends the process before any cleanup."""
+    out = tmp_path / "out.jsonl"
+    out.write_text("earlier\n")
+
+    def ended_unhandled(signum, frame):
+        pytest.fail("SIGTERM reached the default handler: the process would have ended with its temporary file left")
+
+    previous = signal.signal(signal.SIGTERM, ended_unhandled)
+    try:
+        with pytest.raises(KeyboardInterrupt), files.writing_output(out) as sink:
+            sink.write("half of it\n")
+            os.kill(os.getpid(), signal.SIGTERM)
+    finally:
+        assert signal.signal(signal.SIGTERM, previous) is ended_unhandled  # and the handler before it is back
+    assert out.read_text() == "earlier\n" and leftovers(tmp_path) == []
+
+
+def test_an_output_through_a_link_is_written_where_the_link_points(tmp_path):
+    (tmp_path / "results").mkdir()
+    target = tmp_path / "results" / "out.jsonl"
+    link = tmp_path / "latest.jsonl"
+    link.symlink_to(target)
+    with files.writing_output(link) as sink:
+        sink.write("x\n")
+    assert link.is_symlink() and target.read_text() == "x\n"
+
+
+def test_devices_and_pipes_are_written_as_they_stream(tmp_path):
+    """A device or a pipe cannot be replaced by a file: `-o /dev/null`, `-o /dev/stdout` and a FIFO are written in place."""
+    assert files.written_in_place("/dev/null") and files.written_in_place("/dev/stdout") and files.written_in_place("/proc/self/fd/1")
+    assert not files.written_in_place(tmp_path / "new.jsonl")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    with files.writing_output(fifo) as sink:
+        sink.write("streamed\n")
+    reader.join(timeout=30)
+    assert received == ["streamed\n"] and fifo.is_fifo()

@@ -377,3 +377,43 @@ def test_replace_leaves_relabels_leaves_only_and_leaf_labels_lists_them():
 def test_difference_is_the_smallest_subtree_holding_every_difference(a, b, expected):
     found = difference(parse_lisp(a), parse_lisp(b))
     assert (found if found is None else (found[0], to_lisp(found[1]), to_lisp(found[2]))) == expected
+
+
+# ---------------------------------------------------------------- the public hooks a codec of one's own uses
+
+
+class NaryBfsCodec(TreeCodec):
+    """A codec the toolkit does not ship, from the two class attributes alone: n-ary paths, breadth first."""
+
+    layout = Layout.NARY
+    order = Order.BREADTH_FIRST
+
+
+@settings(max_examples=100, deadline=None)
+@given(trees())
+def test_a_codec_of_two_class_attributes_round_trips_every_tree(tree):
+    codec, example = NaryBfsCodec(max_nodes=30), Example(["q"], to_lisp(tree))
+    derivation = codec.derive(example)
+    assert derivation.symbols == [visit.symbol for visit in breadth_first(tree, Layout.NARY)]
+    assert [features["path"] for features in derivation.features] == [visit.path for visit in breadth_first(tree, Layout.NARY)]
+    assert codec.replay(example).result() == to_lisp(tree)
+
+
+def test_refuse_is_public_and_the_old_private_name_still_works_with_one_warning(monkeypatch):
+    import warnings
+
+    from toolkit import upgrades
+    from toolkit.upgrades import ToolkitDeprecationWarning
+
+    monkeypatch.setattr(upgrades, "_WARNED_SITES", set())  # as in a fresh process
+
+    where = Example(["q"], "( a )", {"path": "data.tsv", "line": 3})
+    with pytest.raises(DataError, match="^data.tsv:3: too wide$"):
+        NaryBfsCodec.refuse(where, "too wide")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):  # a plugin calling the old name in a loop: one warning
+            with pytest.raises(DataError, match="^data.tsv:3: too wide$"):
+                NaryBfsCodec()._refuse(where, "too wide")
+    assert [(warning.category, warning.filename) for warning in caught] == [(ToolkitDeprecationWarning, __file__)]
+    assert "TreeCodec.refuse(example, why)" in str(caught[0].message)

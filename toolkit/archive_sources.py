@@ -8,7 +8,8 @@ spaCy component all take the three forms, in this order:
 - a URL, downloaded once into the cache (:func:`cache_directory`) under a hash of the URL. The
   download goes to a temporary file, which becomes the cache entry only once the archive's own
   manifest checks pass (and the SHA-256 the URL may pin, ``...#sha256=HEX``): a cut or damaged
-  download is removed and refused, never left to be found later. Plain ``http://`` is refused
+  download is removed and refused, never left to be found later. A download is bounded in time and
+  size, and leaves nothing behind however it ends (:mod:`toolkit.downloads`). Plain ``http://`` is refused
   except from a loopback host (tests, a local mirror), since anyone on the way could swap the model;
 - the name of a model installed by a wheel that ``toolkit package`` built
   (:mod:`toolkit.packaging`), found through the ``parsing_toolkit.models`` entry points, as spaCy
@@ -17,32 +18,38 @@ spaCy component all take the three forms, in this order:
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import io
 import ipaddress
 import logging
 import os
 import re
-import shutil
+import tarfile
 import tempfile
 import urllib.error
 import urllib.request
+import zlib
+from collections.abc import Iterable
 from http.client import HTTPException
 from importlib.metadata import EntryPoint, entry_points
 from importlib.resources import files
 from pathlib import Path, PurePosixPath
+from typing import IO
 from urllib.parse import urlsplit
 
+from toolkit import downloads
 from toolkit.archive import ARCHIVE_NAME, toolkit_version
-from toolkit.archive_members import extract_archive, verify_manifest
+from toolkit.archive_members import MANIFEST_NAME, extract_archive, verify_manifest
 from toolkit.errors import ArchiveError
-from toolkit.files import reason, write_failure
+from toolkit.files import parse_json, reason, write_failure
 from toolkit.weights import sha256
 
 MODELS_GROUP = "parsing_toolkit.models"  # entry points NAME = PACKAGE, the package holding ARCHIVE_NAME
 CACHE_VARIABLE = "TOOLKIT_ARCHIVE_CACHE"
-TIMEOUT = 60.0  # seconds without a byte before a download gives up
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")  # any scheme, so that ftp:// is refused as a URL, not looked for as a file
 MODEL_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a model's name is its package's: one word, so it is never mistaken for a path
+BARE_WORD = re.compile(r"[A-Za-z0-9_-]+")  # no folder, no suffix: meant as a model's name when no such file is here
 
 logger = logging.getLogger(__name__)
 
@@ -51,21 +58,43 @@ def resolve_archive(source: str | os.PathLike) -> Path:
     """The local path of the archive *source* names (a path, a URL or an installed model's name).
 
     A ``Path`` is always a path. A path that does not exist is returned as it is, for
-    :func:`toolkit.archive.load_archive` to refuse as ever; a bare word that is neither a file nor
-    an installed model is refused here, naming the models that are installed.
+    :func:`toolkit.archive.load_archive` to refuse as ever; a bare word (``ewt-quick``) that is
+    neither a file nor an installed model is refused here, suggesting the installed names it may
+    mean (``ewt_quick``), else naming the models that are installed.
     """
     if not isinstance(source, str):
         return Path(source)
     if URL.match(source):
         return download(source)
     path = Path(source)
-    if path.exists() or not MODEL_NAME.fullmatch(source):
+    if path.exists() or not BARE_WORD.fullmatch(source):
         return path
     models = installed_models()
     if source in models:
         return installed_archive(models[source])
+    if close := close_names(source, models):
+        raise ArchiveError(f"archive not found: {source} is no file or folder here, nor the name of an installed model; did you mean {' or '.join(close)}?")
     installed = f"the installed models are {', '.join(sorted(models))}" if models else "no model package is installed (toolkit package builds one)"
     raise ArchiveError(f"archive not found: {source} is no file or folder here, nor the name of an installed model: {installed}")
+
+
+def archive_path(source: str | os.PathLike) -> Path:
+    """Where the archive *source* names lies, as :func:`resolve_archive` finds it, but without downloading:
+    a URL's place in the cache, whether it is there yet or not.
+    """
+    if isinstance(source, str) and URL.match(source):
+        try:
+            return cached_path(source)
+        except ValueError:  # not a URL after all: resolve_archive refuses it
+            return Path(source)
+    return resolve_archive(source)
+
+
+def close_names(word: str, names: Iterable[str]) -> list[str]:
+    """The installed names *word* may mean: those equal to it but for case and ``-``/``_``, else near misses (difflib's)."""
+    key = word.lower().replace("-", "_")
+    names = sorted(names)
+    return [name for name in names if name.lower().replace("-", "_") == key] or difflib.get_close_matches(key, names, n=3, cutoff=0.8)
 
 
 # ---------------------------------------------------------------- installed model packages
@@ -112,20 +141,16 @@ def download(url: str) -> Path:
         return target
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".part")  # its own name: two processes may fetch one URL
-        os.close(handle)
+        part = downloads.PartialFile(target.parent)
     except OSError as error:
         raise ArchiveError(
             f"cannot download {url}: cannot write into the cache {target.parent}: {reason(error)} (set {CACHE_VARIABLE} to another folder)"
         ) from None
-    partial = Path(name)
-    try:
+    with part as (partial, file):  # removed however the download ends
         logger.info("downloading %s into %s", url, target)
-        fetch(url, partial)
+        fetch(url, partial, file)
         check_download(url, partial)
         os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
     return target
 
 
@@ -154,14 +179,21 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def fetch(url: str, into: Path) -> None:
-    """Write the body at *url* into *into*; a network failure, or a body that ends short, is one :class:`ArchiveError` naming the URL."""
+def fetch(url: str, into: Path, file: IO[bytes]) -> None:
+    """Write the body at *url* into *file*, open on *into*, within the bounds of :mod:`toolkit.downloads`
+    (its manifest's size among them); a network failure, a body that ends short or goes on too long, or
+    a server too slow, is one :class:`ArchiveError` naming the URL.
+    """
     request = urllib.request.Request(url, headers={"User-Agent": f"parsing-toolkit/{toolkit_version() or 'dev'}"})
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as response, open(into, "wb") as file:
+        with downloads.deadline(url) as ends, urllib.request.urlopen(request, timeout=downloads.STALL_SECONDS) as response:
             check_scheme(response.geturl(), url)
-            shutil.copyfileobj(response, file, 1 << 20)
-            expected, received = response.headers.get("Content-Length"), file.tell()
+            claimed = response.headers.get("Content-Length", "")
+            expected = int(claimed) if claimed.isascii() and claimed.isdigit() else None
+            if expected is not None:
+                downloads.check_room(url, expected, into.parent, CACHE_VARIABLE)
+            received = downloads.copy_body(response, file, url, ends, expected, manifest_bound)
+            file.flush()
     except urllib.error.HTTPError as error:
         raise ArchiveError(f"cannot download {url}: the server answered {error.code} {error.reason}") from None
     except (OSError, HTTPException) as error:
@@ -169,8 +201,33 @@ def fetch(url: str, into: Path) -> None:
             raise ArchiveError(f"cannot download {url} into the cache {into.parent}: {why} (set {CACHE_VARIABLE} to another folder)") from None
         why = getattr(error, "reason", None) or error
         raise ArchiveError(f"cannot download {url}: {why.strerror if isinstance(why, OSError) and why.strerror else why}") from None
-    if expected is not None and expected.isdigit() and received != int(expected):
-        raise ArchiveError(f"cannot download {url}: it ended after {received:,} of its {int(expected):,} bytes; nothing was kept")
+    if expected is not None and received != expected:
+        raise ArchiveError(f"cannot download {url}: it ended after {received:,} of its {expected:,} bytes; nothing was kept")
+
+
+def manifest_bound(head: bytes) -> int | None:
+    """The most bytes an archive that begins with *head* can rightly have: its first member, its
+    manifest, lists every member's size. ``None`` when *head* does not show that much.
+    """
+    block = tarfile.BLOCKSIZE
+    try:
+        start = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 1 << 24) if head[:2] == b"\x1f\x8b" else head
+        with tarfile.open(fileobj=io.BytesIO(start), mode="r:") as tar:
+            first = tar.next()
+            if first is None or first.name != MANIFEST_NAME or not first.isfile():
+                return None
+            text = tar.extractfile(first).read()
+        manifest = parse_json(text) if len(text) == first.size else None
+    except (zlib.error, tarfile.TarError, EOFError, OSError, ValueError):
+        return None
+    sizes = manifest.get("size") if isinstance(manifest, dict) else None
+    if not isinstance(sizes, dict) or not set(manifest.get("sha256") or ()) <= set(sizes) or not all(type(n) is int and n >= 0 for n in sizes.values()):
+        return None
+    folders = {parent for name in sizes for parent in PurePosixPath(name).parents} - {PurePosixPath(".")}
+    # Each member: its header and an extended (PAX) header with room for a long name, then its data; then the end, padded to a record.
+    blocks = sum(4 + -(-size // block) for size in (first.size, *sizes.values())) + 4 * len(folders) + 2
+    size = -(-blocks * block // tarfile.RECORDSIZE) * tarfile.RECORDSIZE
+    return size + size // 1000 + (1 << 16)  # deflate's worst case (stored blocks) and gzip's header
 
 
 def check_download(url: str, path: Path) -> None:

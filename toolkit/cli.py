@@ -13,7 +13,9 @@ import warnings
 import click
 
 from toolkit.cli_options import (
+    FiniteRange,
     beam_option,
+    check_output,
     config_params,
     device_option,
     ensemble_option,
@@ -24,9 +26,16 @@ from toolkit.cli_options import (
     load_archives,
     quantize_option,
     search_of_size,
+    within_open_files,
 )
 from toolkit.errors import ToolkitError
+from toolkit.interrupts import Terminated
+from toolkit.limits import MAX_BATCH
 from toolkit.upgrades import ToolkitDeprecationWarning
+
+MAX_WAIT_MS = 10_000  # a batch that waits longer for company makes each lone request wait as long (1e308: never answered)
+MAX_TIMEOUT = 3600  # seconds: a longer --client-timeout lets slow clients hold connections for good (inf: forever)
+MAX_SENTENCES = 1000  # visualize: about ten pictures each
 
 
 class ReaderGone(Exception):
@@ -111,11 +120,11 @@ def evaluate(
     ``--execution-guided``, ``execution_guided_changes`` counts the inputs whose choice execution changed.
     """
     from toolkit.evaluation import predict, score, undecodable
-    from toolkit.files import check_writable, writing_output
+    from toolkit.files import writing_output
     from toolkit.metrics.metric import Metric, check_golds
 
     if output_file:
-        check_writable(output_file, [data, archive, *ensemble])  # before the decoding, not after it
+        check_output(output_file, [data], [archive, *ensemble])  # before the decoding, not after it
     import_packages(include)
     loaded = load_archives(archive, device, ensemble, quantize)
     search = guided(search_of_size(beam_size), loaded) if execution_guided else search_of_size(beam_size)
@@ -141,8 +150,14 @@ def evaluate(
 @click.argument("archive", type=click.Path())
 @click.argument("input_file", metavar="INPUT", type=click.Path(allow_dash=True))
 @click.option("--predictor", default=None, help="Predictor name (see `toolkit list Predictor`); default: the one the archive's grammar names.")
-@click.option("--output-file", "-o", type=click.Path(dir_okay=False), default=None, help="Write the output here instead of stdout.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
+@click.option(
+    "--output-file",
+    "-o",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the output here instead of stdout: whole, once the last line is parsed (stdout streams).",
+)
+@click.option("--batch-size", type=click.IntRange(1, MAX_BATCH), default=64, show_default=True, help="Most lines decoded together.")
 @beam_option
 @guided_option
 @ensemble_option
@@ -167,10 +182,10 @@ def predict(
     ``--predictor dependency`` reads plain text or CoNLL-U and writes one CoNLL-U sentence per input sentence.
     """
     from toolkit import load_predictor
-    from toolkit.files import check_writable, input_lines, writing_output
+    from toolkit.files import input_lines, writing_output
 
     if output_file:
-        check_writable(output_file, [input_file, archive, *ensemble])
+        check_output(output_file, [input_file], [archive, *ensemble])
     runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include, ensemble=ensemble, quantize=quantize)
     if execution_guided:
         runner.search = guided(runner.search, runner.archive)
@@ -185,25 +200,36 @@ def predict(
 @click.argument("archive", type=click.Path())
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True, help="Most inputs decoded together.")
-@click.option("--max-wait-ms", type=click.FloatRange(min=0), default=0.0, show_default=True, help="How long a batch waits for more requests.")
+@click.option("--batch-size", type=click.IntRange(1, MAX_BATCH), default=64, show_default=True, help="Most inputs decoded together.")
+@click.option(
+    "--max-wait-ms",
+    type=FiniteRange(0, MAX_WAIT_MS),
+    default=0.0,
+    show_default=True,
+    help="How long a batch waits for more requests (each request waits as long).",
+)
 @click.option("--predictor", default=None, help="Predictor name (see `toolkit list Predictor`); default: the one the archive's grammar names.")
 @click.option(
     "--client-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteRange(0, MAX_TIMEOUT, min_open=True),
     default=10.0,
     show_default=True,
     help="Seconds a client has to send a request's head, then again its body (else 408, connection closed); a client that reads none of its response for this long is cut off.",
 )
 @click.option(
     "--graceful-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteRange(0, MAX_TIMEOUT, min_open=True),
     default=20.0,
     show_default=True,
     help="On SIGTERM or Ctrl-C: seconds that requests already read may take to be answered; then the rest get a 503 and the server exits.",
 )
 @click.option(
-    "--max-connections", type=click.IntRange(min=1), default=256, show_default=True, help="Connections open at once; the next ones get a 503 and are closed."
+    "--max-connections",
+    type=click.IntRange(1, 65536),
+    callback=within_open_files,
+    default=256,
+    show_default=True,
+    help="Connections open at once; the next ones get a 503 and are closed (at most what ulimit -n allows).",
 )
 @beam_option
 @ensemble_option
@@ -252,7 +278,7 @@ def serve(
 @click.argument("archive", type=click.Path())
 @click.argument("input_file", metavar="INPUT", type=click.Path())
 @click.option("-o", "--output-dir", required=True, type=click.Path(file_okay=False), help="Where the pictures go (one folder per sentence).")
-@click.option("--max-sentences", type=click.IntRange(min=1), default=5, show_default=True, help="Draw the first N sentences of INPUT.")
+@click.option("--max-sentences", type=click.IntRange(1, MAX_SENTENCES), default=5, show_default=True, help="Draw the first N sentences of INPUT.")
 @device_option
 @include_option
 def visualize(archive: str, input_file: str, output_dir: str, max_sentences: int, device: str, include: tuple[str, ...]) -> None:
@@ -348,9 +374,10 @@ def main() -> None:
         cli.main(standalone_mode=False)
         sys.stdout.flush()  # here, where a broken pipe or a full disk is caught, not at the interpreter's exit
     except click.exceptions.Abort as abort:
-        if isinstance(abort.__context__, EOFError):  # click turns any EOFError into an abort: a file ended too soon
-            fail(f"a file ended before it was complete ({one_line(str(abort.__context__)) or 'EOFError'})")
-        leave(130)
+        cause = abort.__context__
+        if isinstance(cause, EOFError):  # click turns any EOFError into an abort: a file ended too soon
+            fail(f"a file ended before it was complete ({one_line(str(cause)) or 'EOFError'})")
+        interrupted(cause)
     except (ReaderGone, BrokenPipeError):  # `toolkit predict ... | head`: the reader has gone, which is no error
         leave(0)
     except OSError as error:
@@ -366,9 +393,17 @@ def main() -> None:
         leave(error.exit_code)
     except ToolkitError as error:
         fail(one_line(str(error)))
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        leave(130)
+    except KeyboardInterrupt as interrupt:
+        interrupted(interrupt)
+
+
+def interrupted(interrupt: BaseException | None) -> None:
+    """Ctrl-C or SIGTERM: one line, with what the command left behind when it says (a training run
+    does), and the shell's status for the signal (130 for SIGINT, 143 for SIGTERM).
+    """
+    said = str(interrupt) if isinstance(interrupt, KeyboardInterrupt) else ""
+    click.echo(f"interrupted{': ' + said if said else ''}", err=True)
+    leave(143 if isinstance(interrupt, Terminated) else 130)
 
 
 def fail(message: str) -> None:

@@ -2,6 +2,10 @@
 archives and choose a search. Kept apart from :mod:`toolkit.cli`, which holds the commands themselves.
 """
 
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
 import click
 
 from toolkit.errors import ConfigurationError
@@ -38,6 +42,64 @@ guided_option = click.option(
     is_flag=True,
     help="Take each input's best beam hypothesis whose form runs and answers something (the executor of the archive's denotation_accuracy metric).",
 )
+
+
+class FiniteRange(click.FloatRange):
+    """A ``FloatRange`` that also refuses ``nan``, which every comparison lets through (``--client-timeout nan``)."""
+
+    def convert(self, value, param, context):
+        number = super().convert(value, param, context)
+        if number != number:
+            self.fail(f"{value!r} is not a number", param, context)
+        return number
+
+
+def within_open_files(context: click.Context, parameter: click.Parameter, connections: int) -> int:
+    """*connections* once this process may open that many sockets besides its own files (``ulimit -n``):
+    past that limit ``accept`` fails (``EMFILE``), so a connection cannot even be answered a 503.
+    """
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return connections
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft != resource.RLIM_INFINITY and connections > soft - OWN_FILES:
+        raise click.BadParameter(
+            f"{connections} connections need more files open than this process may have ({soft}, ulimit -n): at most {max(soft - OWN_FILES, 1)}, or raise ulimit -n",
+            context,
+            parameter,
+        )
+    return connections
+
+
+OWN_FILES = 64  # what a server holds open besides its connections: the model, its logs, the event loop's own
+
+
+def check_output(output: str, inputs: Sequence[str], archives: Sequence[str]) -> None:
+    """Refuse, before any work, an *output* that could not be written or would land on what is read: one of
+    the *inputs*, or a file of one of the *archives* (see :func:`archive_parts`).
+    """
+    from toolkit.files import check_writable
+
+    check_writable(output, inputs, [part for archive in archives for part in archive_parts(archive)])
+
+
+def archive_parts(source: str) -> list[tuple[Path, str]]:
+    """The files loading the archive *source* reads, each with what it is a part of: the archive file, and,
+    for a run's folder (or the run an archive file lies in), each file or folder a run writes there.
+
+    A new file beside them (``RUN/predictions.jsonl``) is no part of the archive.
+    """
+    from toolkit.archive_sources import archive_path
+    from toolkit.training.run_directory import holds_a_run, written_by_a_run
+
+    path = archive_path(source)
+    run = path if path.is_dir() else path.parent if holds_a_run(path.parent) else None
+    parts = [] if path.is_dir() else [(path, f"the archive {source}")]
+    if run is not None:
+        whole = f"part of the archive {source}" if run == path else f"part of the run of the archive {source}"
+        parts += [(run / name, whole) for name in sorted(os.listdir(run)) if written_by_a_run(name)]
+    return parts
 
 
 def import_packages(include: tuple[str, ...]) -> None:

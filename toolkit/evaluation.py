@@ -81,5 +81,8 @@ def score(predictions: Sequence[Any], examples: Sequence[Example], metrics: Sequ
     for metric in metrics:
         metric.reset()
         metric(predictions, [example.target for example in examples])
+        for position, note in metric.notes():  # e.g. a query stopped by an executor's limit: named by its input
+            meta = examples[position].meta
+            logger.warning("%s%s", f"{meta['path']}:{meta['line']}: " if meta.get("path") and meta.get("line") else f"input {position + 1}: ", note)
         results.update(metric.get_metric(reset=True))
     return results

@@ -1,4 +1,5 @@
-r"""The files a user names: input read line by line, output that fails in one line, atomic writes, a lock.
+r"""The files a user names: input read line by line; output written whole (renamed into place), never over
+what is read, and failing in one line; atomic writes; a lock.
 
 A line is what ends in ``\n`` (or the end of the file), as ``wc -l`` counts: a bare ``\r``, a form
 feed or U+2028 inside a line stays inside it, so a predictor writes exactly one record per input
@@ -12,7 +13,9 @@ import errno
 import io
 import json
 import os
+import secrets
 import shutil
+import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from toolkit.errors import DataError, ToolkitError
+from toolkit.interrupts import termination_interrupts
 
 try:
     import fcntl
@@ -186,60 +190,148 @@ def open_output(path: str | os.PathLike) -> IO[str]:
         raise ToolkitError(f"cannot write the output file {path}: {reason(error)}") from None
 
 
+def written_in_place(path: str | os.PathLike) -> bool:
+    """Whether the output *path* is written as it streams rather than renamed into place: a device
+    (``/dev/null``, ``/dev/full``), a pipe, or a descriptor (``/dev/stdout``, ``/proc/self/fd/1``),
+    which no file can replace.
+    """
+    if str(Path(path).absolute()).startswith(("/dev/", "/proc/")):
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:  # not there yet (or unreadable: opening it says why)
+        return False
+
+
+def temporary_beside(path: Path) -> Path:
+    """A new empty file in *path*'s folder, hidden and named after it, that no other writer shares.
+
+    It is made as ``open(path, "w")`` would make *path* (the umask applies), and takes the mode of
+    the file it will replace, so renaming it into place changes no permission.
+    """
+    while True:
+        temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        with suppress(OSError):
+            os.chmod(temporary, stat.S_IMODE(os.stat(path).st_mode))
+        return temporary
+
+
 @contextmanager
 def writing_output(path: str | os.PathLike | None) -> Iterator[IO[str]]:
     """The output file *path* (``None``: standard output) open for text, whose failure to write (a full
-    disk) is one :class:`ToolkitError`; the file then holds the output of the first inputs only.
+    disk) is one :class:`ToolkitError`.
+
+    A file is written whole or not at all: the text goes to a temporary file beside it, renamed over
+    *path* (through a link, onto the file it names) once all of it is written. A reader sees the
+    earlier file until then, two commands writing one file at once leave one's whole output, and an
+    error, Ctrl-C or SIGTERM leaves the earlier file as it was. Standard output, devices and pipes stream.
     """
-    stream = open_output(path) if path is not None else sys.stdout
-    try:
+    if path is None or written_in_place(path):
+        with _reporting_write_failures(path, "what was written holds the first inputs only"):
+            stream = open_output(path) if path is not None else sys.stdout
+            try:
+                yield stream
+                stream.flush()
+            finally:
+                if path is not None:
+                    stream.close()
+        return
+    target = Path(os.path.realpath(path))
+    existed = target.exists()
+    with termination_interrupts(), _reporting_write_failures(path, f"nothing was written{' (the earlier file is unchanged)' if existed else ''}"):
         try:
-            yield stream
-            stream.flush()
+            temporary = temporary_beside(target)
+        except OSError as error:
+            raise ToolkitError(
+                f"cannot write the output file {path}: {reason(error)} (in {target.parent}, where it is written before it is renamed into place)"
+            ) from None
+        try:
+            with open(temporary, "w", encoding="utf-8") as stream:
+                yield stream
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.replace(temporary, target)
         finally:
-            if path is not None:
-                stream.close()
+            with suppress(OSError):
+                temporary.unlink()
+
+
+@contextmanager
+def _reporting_write_failures(path: str | os.PathLike | None, outcome: str) -> Iterator[None]:
+    """A write that the file system failed (a full disk) as one :class:`ToolkitError` naming the output and the *outcome*."""
+    try:
+        yield
     except OSError as error:
         if isinstance(error, BrokenPipeError) or not (why := write_failure(error, path or ".")):
             raise
         where = f"the output file {path}" if path is not None else "the output"
-        raise ToolkitError(f"cannot write {where}: {why}; what was written holds the first inputs only") from None
+        raise ToolkitError(f"cannot write {where}: {why}; {outcome}") from None
 
 
-def check_writable(path: str | os.PathLike, inputs: Sequence[str | os.PathLike] = ()) -> None:
-    """Fail now, before a long computation, if *path* could not be written later, or is one of the *inputs*.
+def lands_on(output: str | os.PathLike, read: str | os.PathLike) -> bool:
+    """Whether writing *output* would change *read*: the same file (through any link), or a path in the folder *read*."""
+    output, read = Path(output), Path(read)
+    if output.resolve() == read.resolve():
+        return True
+    if output.exists() and read.exists() and output.samefile(read):  # a hard link
+        return True
+    return read.is_dir() and output.resolve().is_relative_to(read.resolve())
 
-    Writing the output over an input (the same path, or a link to it) would empty it before it is read.
+
+def check_not_read(path: str | os.PathLike, inputs: Sequence[str | os.PathLike] = (), parts: Sequence[tuple[Path, str]] = (), kind: str = "file") -> None:
+    """Refuse the output *path* (a file, or a folder written into) where writing it would land on what is read:
+    one of the *inputs*, or one of the *parts* of an archive, each given with what it is a part of.
+    """
+    for source in inputs:
+        if str(source) != "-" and lands_on(path, source):
+            raise ToolkitError(f"the output {kind} {path} is the input {source}: writing it would destroy the input; name another {kind}")
+    for part, whole in parts:
+        if lands_on(path, part):
+            raise ToolkitError(f"the output {kind} {path} is {whole}: writing it would destroy the archive; name another {kind}")
+
+
+def check_writable(path: str | os.PathLike, inputs: Sequence[str | os.PathLike] = (), parts: Sequence[tuple[Path, str]] = ()) -> None:
+    """Fail now, before a long computation, if the output file *path* could not be written later, or
+    would land on what is read (:func:`check_not_read`): on an input, or a link to it, it would destroy it.
     """
     path = Path(path)
-    for source in inputs:
-        if str(source) != "-" and path.exists() and Path(source).exists() and path.samefile(source):
-            raise ToolkitError(f"the output file {path} is the input {source}: writing it would destroy the input; name another file")
+    check_not_read(path, inputs, parts)
     if path.is_dir():
         raise ToolkitError(f"cannot write the output file {path}: it is a directory")
-    folder = path.parent
+    folder = Path(os.path.realpath(path)).parent
     if not folder.is_dir():
+        folder = path.parent
         why = f"{folder} is not a folder" if folder.exists() else f"the folder {folder} does not exist"
         raise ToolkitError(f"cannot write the output file {path}: {why}")
-    if not os.access(path if path.exists() else folder, os.W_OK):
+    if path.exists() and not os.access(path, os.W_OK):
         raise ToolkitError(f"cannot write the output file {path}: permission denied")
+    if not written_in_place(path) and not os.access(folder, os.W_OK):
+        raise ToolkitError(f"cannot write the output file {path}: permission denied in {folder}, where it is written before it is renamed into place")
 
 
-def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
+def atomic_write(path: Path, write: Callable[[Path], object], shared_folder: bool = False) -> None:
     """Call ``write(temporary_path)`` then rename over *path*, so a crash never leaves a torn file.
 
+    The temporary file is ``PATH.tmp`` where one writer holds the folder (a run, under its lock);
+    with *shared_folder* it has a name of its own, so that two writers of *path* never share one.
     A write that fails (a full disk) removes its temporary file and leaves *path* as it was; when
     the file system is the cause, the error is one :class:`ToolkitError` that names *path*.
     """
-    temporary = path.with_name(path.name + ".tmp")
+    temporary = None
     try:
+        temporary = temporary_beside(path) if shared_folder else path.with_name(path.name + ".tmp")
         write(temporary)
         with open(temporary, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(temporary, path)
     except BaseException as error:
         with suppress(OSError):
-            temporary.unlink()
+            if temporary is not None:
+                temporary.unlink()
         if isinstance(error, Exception) and not isinstance(error, ToolkitError) and (why := write_failure(error, path)):
             raise ToolkitError(f"cannot write {path}: {why}{' (the earlier one is unchanged)' if path.exists() else ''}") from None
         raise

@@ -21,7 +21,7 @@ from typing import Any
 from toolkit.archive import ARCHIVE_NAME, DISTRIBUTION, VERSION_NAME, Archive, load_archive, toolkit_version
 from toolkit.archive_sources import MODEL_NAME, MODELS_GROUP, installed_models, resolve_archive
 from toolkit.errors import ToolkitError
-from toolkit.files import atomic_write
+from toolkit.files import atomic_write, check_not_read
 from toolkit.plugins import PLUGINS_NAME
 
 # PEP 440's canonical public versions (its appendix B): the form pip keeps unchanged in file names and listings
@@ -35,9 +35,14 @@ def package_archive(archive: str | Path, output_dir: str | Path, name: str, vers
     The archive is loaded first, as a user's load will check it, so that a damaged archive, or one
     that no longer builds here, is refused now rather than shipped.
     """
+    from toolkit.cli_options import archive_parts
+
     check_name(name)
     check_version(version)
     path = resolve_archive(archive)
+    output = Path(output_dir)
+    wheel = output / f"{name}-{version}-py3-none-any.whl"
+    check_not_read(wheel, parts=archive_parts(str(archive)))
     if path.is_dir():  # a training run: the archive it wrote
         path = path / ARCHIVE_NAME
     loaded = load_archive(path, "cpu")
@@ -46,18 +51,18 @@ def package_archive(archive: str | Path, output_dir: str | Path, name: str, vers
         f"{name}/{ARCHIVE_NAME}": path,
         **dist_info(name, version, metadata(name, version, path, loaded)),
     }
-    output = Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)
-    wheel = output / f"{name}-{version}-py3-none-any.whl"
-    atomic_write(wheel, lambda temporary: write_wheel(temporary, members))
+    atomic_write(wheel, lambda temporary: write_wheel(temporary, members), shared_folder=True)  # two builds at once leave one whole wheel
     return wheel
 
 
 def check_name(name: str) -> None:
     """Refuse a name that cannot be a Python package's, or that one already importable here has."""
     if not MODEL_NAME.fullmatch(name):
+        fixed = name.lower().replace("-", "_")
+        example = fixed if MODEL_NAME.fullmatch(fixed) else "ewt_parser"
         raise ToolkitError(
-            f"--name {name!r}: a model's name is lowercase letters, digits and underscores, beginning with a letter (e.g. ewt_parser), "
+            f"--name {name!r}: a model's name is lowercase letters, digits and underscores, beginning with a letter (e.g. {example}), "
             "since it is also the name of the Python package that holds it"
         )
     try:

@@ -24,10 +24,8 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
-import _jsonnet
-
+from toolkit import bounded_jsonnet
 from toolkit.errors import ConfigurationError
-from toolkit.files import parse_json
 from toolkit.upgrades import upgrade_config
 
 logger = logging.getLogger(__name__)
@@ -216,27 +214,18 @@ def evaluate_jsonnet(path_or_snippet: str | os.PathLike[str], ext_vars: Mapping[
 
     Imports are resolved relative to the file's directory. Errors become ConfigurationError with
     jsonnet's own message, which names file and line. *ext_vars* default to
-    :func:`default_ext_vars`.
+    :func:`default_ext_vars`. Evaluation is bounded in time and memory and reads regular files
+    only (:mod:`toolkit.bounded_jsonnet`).
     """
     variables = dict(default_ext_vars() if ext_vars is None else ext_vars)
     text = os.fspath(path_or_snippet)
-    is_file = isinstance(path_or_snippet, os.PathLike) or os.path.isfile(text)
-    if not is_file and (os.path.isdir(text) or _looks_like_a_path(text)):
-        is_file = True  # a mistyped path or a folder, not a snippet: say so instead of a jsonnet parse error
-    if is_file and not os.path.isfile(text):
-        raise ConfigurationError(f"config file {text} is a directory" if os.path.isdir(text) else f"config file not found: {text}")
-    where = text if is_file else "<snippet>"
-    try:
-        if is_file:
-            output = _jsonnet.evaluate_file(text, ext_vars=variables)
-        else:
-            output = _jsonnet.evaluate_snippet(where, text, ext_vars=variables)
-    except RuntimeError as error:
-        raise ConfigurationError(f"cannot evaluate {where}: {str(error).strip()}") from None
-    try:
-        config = parse_json(output)
-    except ValueError as error:
-        raise ConfigurationError(f"cannot evaluate {where}: {error}") from None
+    is_file = isinstance(path_or_snippet, os.PathLike) or os.path.exists(text)
+    if not is_file and _looks_like_a_path(text):
+        is_file = True  # a mistyped path, not a snippet: say so instead of a jsonnet parse error
+    if is_file and not os.path.exists(text):
+        raise ConfigurationError(f"config file not found: {text}")
+    where, source = (text, bounded_jsonnet.read_config_file(text)) if is_file else ("<snippet>", text)
+    config = bounded_jsonnet.evaluate(where, source, variables)
     if not isinstance(config, dict):
         kind = type(config).__name__
         raise ConfigurationError(f"{where}: the top level must be an object, got {kind}")

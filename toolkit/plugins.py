@@ -12,8 +12,10 @@ registered yet, so ``toolkit --help`` and every run on built-in names never pay 
 ``--include-package PKG`` imports a package eagerly, installed or not.
 
 An archive remembers the plugin packages its components come from (``plugins.json``: package,
-the distribution that installs it, and its version); loading imports them, or says in one line which
-one to install, instead of failing later on an unregistered name.
+the distribution that installs it, its version, and where it was installed from: pip's PEP 610
+record, or the folder a package on the path was imported from); loading imports them, or says in
+one line which one is missing, where it came from and the command that installs it from there
+again, instead of failing later on an unregistered name.
 """
 
 from __future__ import annotations
@@ -21,11 +23,15 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import shlex
+import sys
 import traceback
 from collections.abc import Iterable
 from functools import cache
-from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions, version
+from importlib.metadata import PackageNotFoundError, distribution, entry_points, packages_distributions, version
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
 
 from toolkit.errors import ArchiveError, ConfigurationError
 from toolkit.files import parse_json, write_atomically
@@ -144,12 +150,42 @@ def origin(cls: type) -> str:
 # ------------------------------------------------------------ archives' records
 
 
-def plugin_records(classes: Iterable[type]) -> list[dict[str, str | None]]:
-    """The plugin packages (not the toolkit's own) that *classes* come from, with their distributions and versions."""
+def installed_from(name: str) -> dict[str, Any] | None:
+    """PEP 610's ``direct_url.json`` of distribution *name*: the URL pip installed it from when that was
+    not a package index (a local folder, editable or not; a wheel or sdist file; a VCS URL), else ``None``.
+    """
+    try:
+        text = distribution(name).read_text("direct_url.json")
+        record = json.loads(text) if text else None
+    except (PackageNotFoundError, ValueError):
+        return None
+    return record if isinstance(record, dict) and isinstance(record.get("url"), str) else None
+
+
+def imported_from(package: str) -> str | None:
+    """The folder on ``sys.path`` that top-level *package* was imported from (for a package no distribution installs)."""
+    spec = getattr(sys.modules.get(package), "__spec__", None)
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:  # a package (also a namespace package): its folder's parent
+        return str(Path(next(iter(spec.submodule_search_locations))).parent)
+    return str(Path(spec.origin).parent) if spec.origin else None
+
+
+def plugin_records(classes: Iterable[type]) -> list[dict[str, Any]]:
+    """The plugin packages (not the toolkit's own) that *classes* come from: distribution, version and where each came from."""
     records = []
     for package in sorted({top_package(cls) for cls in classes} - set(BUILTIN_PACKAGES)):
-        distribution = distribution_of(package)
-        records.append({"package": package, "distribution": distribution and distribution[0], "version": distribution and distribution[1]})
+        found = distribution_of(package)
+        records.append(
+            {
+                "package": package,
+                "distribution": found and found[0],
+                "version": found and found[1],
+                "direct_url": installed_from(found[0]) if found else None,
+                "path": None if found else imported_from(package),
+            }
+        )
     return records
 
 
@@ -158,25 +194,56 @@ def write_plugins(directory: Path, classes: Iterable[type]) -> None:
     write_atomically(directory / PLUGINS_NAME, json.dumps(plugin_records(classes), indent=2) + "\n")
 
 
+def install_hint(record: dict[str, Any]) -> tuple[str, str]:
+    """(where the package came from, the command that installs it from there again), from its record.
+
+    ``pip install NAME==V`` only for a distribution from a package index (no PEP 610 record);
+    ``pip install -e PATH`` for an editable install, ``pip install PATH`` or the URL for the rest.
+    """
+    package, name, wanted, direct, path = (record.get(key) for key in ("package", "distribution", "version", "direct_url", "path"))
+    if not name:
+        if path:
+            return f"imported from {path} when the archive was written", f"put {shlex.quote(path)} on PYTHONPATH or pip install it"
+        return "", f"put {package} on PYTHONPATH or pip install it"
+    installed = f"{name} {wanted}" if wanted else name
+    if not direct:
+        return f"{installed} from a package index", f"pip install {name}=={wanted}" if wanted else f"pip install {name}"
+    url = direct["url"]
+    where = unquote(urlparse(url).path) if url.startswith("file:") else url
+    vcs = direct.get("vcs_info")
+    if isinstance(vcs, dict) and vcs.get("vcs"):
+        where = f"{vcs['vcs']}+{url}" + (f"@{vcs['commit_id']}" if vcs.get("commit_id") else "")
+        return f"{installed} from {where}", f"pip install {shlex.quote(where)}"
+    if isinstance(direct.get("dir_info"), dict):
+        if direct["dir_info"].get("editable"):
+            return f"{installed}, an editable install of {where}", f"pip install -e {shlex.quote(where)}"
+        return f"{installed} from the local folder {where}", f"pip install {shlex.quote(where)}"
+    return f"{installed} from {where}", f"pip install {shlex.quote(where)}"
+
+
 def require_plugins(directory: Path, archive: Path) -> list[str]:
-    """Import the plugin packages an archive recorded, and name them; one line naming the package if one is missing."""
+    """Import the plugin packages an archive recorded, and name them; one line naming the package, where it came from and how to install it if one is missing."""
     path = directory / PLUGINS_NAME
     if not path.exists():
         return []
     try:
         records = parse_json(path.read_bytes())
-        records = [(record["package"], record.get("distribution"), record.get("version")) for record in records]
-        if not all(isinstance(package, str) and all(isinstance(v, (str, type(None))) for v in rest) for package, *rest in records):
-            raise TypeError("a record's package, distribution and version must be strings")
-    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        if not isinstance(records, list) or not all(isinstance(record, dict) for record in records):
+            raise TypeError("it must be a list of records")
+        for record in records:
+            if not isinstance(record["package"], str) or not all(isinstance(record.get(key), (str, type(None))) for key in ("distribution", "version", "path")):
+                raise TypeError("a record's package, distribution, version and path must be strings")
+            direct = record.get("direct_url")
+            if direct is not None and not (isinstance(direct, dict) and isinstance(direct.get("url"), str)):
+                raise TypeError("a record's direct_url must be PEP 610's record, with a url")
+    except (ValueError, TypeError, KeyError) as error:
         raise ArchiveError(f"{archive}: corrupt {PLUGINS_NAME}: {error}") from None
-    for package, distribution, wanted in records:
+    for record in records:
+        package, distribution_name, wanted = record["package"], record.get("distribution"), record.get("version")
         if not import_plugin(package):
-            install = f"pip install {distribution}=={wanted}" if distribution else f"put {package} on PYTHONPATH or pip install it"
-            raise ArchiveError(
-                f"{archive} needs the plugin package '{package}'{f' ({distribution} {wanted})' if distribution else ''}, which is not installed: {install}"
-            )
+            where, install = install_hint(record)
+            raise ArchiveError(f"{archive} needs the plugin package '{package}'{f' ({where})' if where else ''}, which is not installed: {install}")
         installed = distribution_of(package)
-        if distribution and installed and installed[1] != wanted:
-            logger.warning("%s was trained with %s %s; %s is installed", archive, distribution, wanted, " ".join(installed))
-    return [package for package, _, _ in records]
+        if distribution_name and installed and installed[1] != wanted:
+            logger.warning("%s was trained with %s %s; %s is installed", archive, distribution_name, wanted, " ".join(installed))
+    return [record["package"] for record in records]

@@ -21,6 +21,8 @@ version, warning with :class:`ToolkitDeprecationWarning`; CHANGELOG.md lists bot
 """
 
 import logging
+import sys
+import warnings
 from collections.abc import Collection
 from typing import Any
 
@@ -35,6 +37,26 @@ class ToolkitDeprecationWarning(DeprecationWarning):
     """An old form of the public API, still accepted. Its own class so that ``toolkit`` can show it
     (Python hides a DeprecationWarning raised outside ``__main__``) without showing other packages' ones.
     """
+
+
+_WARNED_SITES: set[tuple[str, int]] = set()  # (file, line) of every old call already warned about in this process
+
+
+def warn_deprecated(message: str, stacklevel: int = 2) -> None:
+    """Warn with :class:`ToolkitDeprecationWarning` once per call site per process (*stacklevel* as for ``warnings.warn``).
+
+    Python's own once-per-location record is wiped whenever any code changes the warning filters
+    (importing torch does, and so does every ``warnings.catch_warnings``), and pytest shows every
+    DeprecationWarning each time: an old call in a parser's inner loop warned again after each
+    reset, and once per call under pytest (103,896 warnings in one plugin's test run). The sites
+    are remembered here instead. A site whose warning was raised as an error (``-W error``) is not
+    remembered, so it raises again.
+    """
+    caller = sys._getframe(stacklevel)
+    site = (caller.f_code.co_filename, caller.f_lineno)
+    if site not in _WARNED_SITES:
+        warnings.warn(message, ToolkitDeprecationWarning, stacklevel=stacklevel + 1)
+        _WARNED_SITES.add(site)
 
 
 def upgrade_config(config: dict[str, Any], source: str | None = None) -> list[str]:

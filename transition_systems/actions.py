@@ -21,19 +21,18 @@ configuration allows exactly the one SHIFT symbol that fits its buffer front.
 
 Before the kinds were open (2026-11-23), :meth:`ValidActions.of` and :meth:`ValidActions.but` took
 one flag per kind (``shift, left, right, root, swap, root_label, shift_symbol, reduce``); systems
-written then still work, with a :class:`~toolkit.upgrades.ToolkitDeprecationWarning` (see
-CHANGELOG.md).
+written then still work, with a :class:`~toolkit.upgrades.ToolkitDeprecationWarning` once per
+call site (see CHANGELOG.md).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from toolkit.upgrades import ToolkitDeprecationWarning
+from toolkit.upgrades import warn_deprecated
 
 SHIFT = "SHIFT"
 SWAP = "SWAP"
@@ -51,12 +50,18 @@ FLAGS = {
     "reduce": ("moves", REDUCE),
 }
 OLD_PARAMETERS = ("shift", "left", "right", "root", "swap", "root_label", "shift_symbol", "reduce")  # the old of()'s, in order
-FLAGS_DEPRECATED = (
-    "ValidActions.{}'s flags (shift, left, right, root, swap, reduce) are deprecated since parsing-toolkit 0.2 and may go in 0.3: give the kinds instead, {}; "
-    "see CHANGELOG.md"
+FLAGS_DEPRECATED = "ValidActions.{}'s flags are deprecated since parsing-toolkit 0.2 and may go in 0.3: {}; see CHANGELOG.md"
+OF_KINDS = (
+    "of(shift, left, right, root, swap, root_label, shift_symbol=SHIFT, reduce=False), by position or keyword, is now "
+    "ValidActions.of(moves={SHIFT, SWAP, REDUCE}, arcs={LEFT, RIGHT}, root_arcs={RIGHT}, root_label=..., shift_symbol=...) with each kind "
+    "whose flag was true (root=True is root_arcs={RIGHT}); root_label= and shift_symbol= keep their meaning, and a system need not pass "
+    "shift_symbol= (Configuration.allowed() puts in the labeled SHIFT)"
 )
-OF_KINDS = "ValidActions.of(moves={SHIFT, SWAP, REDUCE}, arcs={LEFT, RIGHT}, root_arcs={RIGHT}, root_label=...) with each kind whose flag was true"
-BUT_KINDS = "valid.but(moves=valid.moves | {SWAP}) for swap=True (root=True is root_arcs | {RIGHT}, the others' kinds are in moves and arcs)"
+BUT_KINDS = (
+    "but(shift=, left=, right=, root=, swap=, reduce=) is now valid.but(moves=valid.moves | {SWAP}) for swap=True "
+    "(root=True is root_arcs=valid.root_arcs | {RIGHT}, the others' kinds are in moves and arcs, False removes the kind); "
+    "but(root_label=..., shift_symbol=...) is unchanged"
+)
 
 
 def arc(kind: str, label: str) -> str:
@@ -147,7 +152,7 @@ class ValidActions:
         """
         if old_positional or old_flags:
             valid = _of_flags((moves, arcs, root_arcs, root_label, shift_symbol, *old_positional), old_flags)
-            warnings.warn(FLAGS_DEPRECATED.format("of", OF_KINDS), ToolkitDeprecationWarning, stacklevel=2)
+            warn_deprecated(FLAGS_DEPRECATED.format("of", OF_KINDS))
             return valid
         return _shared(tuple(moves), tuple(arcs), tuple(root_arcs), root_label, shift_symbol)
 
@@ -156,7 +161,7 @@ class ValidActions:
         (``but(swap=True)``) adds or removes its kind, with a deprecation warning.
         """
         if flags := [name for name in changes if name in FLAGS]:
-            warnings.warn(FLAGS_DEPRECATED.format("but", BUT_KINDS), ToolkitDeprecationWarning, stacklevel=2)
+            warn_deprecated(FLAGS_DEPRECATED.format("but", BUT_KINDS))
             for name in flags:
                 where, kind = FLAGS[name]
                 kinds = changes.get(where, getattr(self, where))

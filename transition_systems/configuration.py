@@ -47,6 +47,7 @@ class Configuration(State):
         return cls(system, (0,), tuple(range(1, length + 1)), (NO_HEAD,) * (length + 1), (NO_LABEL,) * (length + 1), shift_symbols)
 
     def allowed(self) -> ValidActions:
+        """The system's ``valid`` answer; with labeled SHIFT, its SHIFT is the buffer front's ``SHIFT:<word>``."""
         valid = self.system.valid(self)
         if self.shift_symbols and SHIFT in valid.moves and (symbol := self.shift_symbols[self.buffer[0]]) != SHIFT:
             return valid.but(shift_symbol=symbol)
@@ -67,6 +68,10 @@ class Configuration(State):
         return self.system.transition(self, *action)
 
     def is_final(self) -> bool:
+        """Final once the buffer is empty and only the root is left on the stack: every word has been
+        pushed and popped (arc-eager ends with REDUCEs). A system that ends otherwise (Covington, with
+        a second list) overrides this in its ``configuration_class``. A final configuration allows nothing.
+        """
         return not self.buffer and len(self.stack) == 1
 
     def result(self) -> DependencyTree:

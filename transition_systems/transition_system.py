@@ -56,12 +56,19 @@ class TransitionSystem(Grammar):
     Args:
         root_label: the relation of the arc from the root (UD: ``root``); no other arc may carry
             it. ``null`` lets the root arc take any relation.
-        single_root: only one word may attach to the root, and only as the last action, as UD
-            requires; ``false`` allows several.
+        single_root: exactly one word attaches to the root, as UD requires (a gold tree with more
+            is refused); ``false`` allows several. How a system keeps to it is its own: arc-standard
+            and arc-hybrid allow the root arc only as the last action (:meth:`root_attachment`);
+            arc-eager (the example plugin) makes it as soon as the root's dependent is the buffer
+            front, then offers no second root arc and never pops that dependent while words are
+            left, so that every later word can still hang below it.
         labeled_shift_words: the labeled-SHIFT multitask (Stack-Transformer paper): shifting one
             of the *K* most frequent training words emits ``SHIFT:<word>`` instead of ``SHIFT``,
             so the decoder also learns to name the next word; other words shift with plain
-            ``SHIFT``. Trees and scores are unchanged. The words are counted by :meth:`fit`,
+            ``SHIFT``. Trees and scores are unchanged. Every system gets it without code of its
+            own: its ``valid`` allows the kind ``SHIFT`` (never passing ``shift_symbol=``: the
+            configuration puts in the buffer front's symbol), its ``transition`` receives kind
+            ``SHIFT`` either way, and its ``gold_action`` returns plain ``SHIFT``. The words are counted by :meth:`fit`,
             which ``toolkit train`` calls on the training data before building the vocabulary
             and records as ``grammar.shift_words`` in the run's config, so an archive rebuilds
             the same grammar. ``0`` (the default) turns it off.
@@ -107,7 +114,10 @@ class TransitionSystem(Grammar):
         """The static oracle's action in *config* towards *gold*, or ``None`` if it cannot go on."""
 
     def root_attachment(self, buffer_empty: bool) -> bool:
-        """Whether a right arc from the root is valid now (with a single root: only to finish)."""
+        """Whether a right arc from the root is valid now, for a system whose root arc is its last action
+        (arc-standard, arc-hybrid): with a single root only to finish, when the buffer is empty; without
+        it, always. A system that makes the root arc earlier (arc-eager) decides in ``valid`` instead.
+        """
         return buffer_empty or not self.single_root
 
     # ------------------------------------------------------------ the Grammar interface
@@ -253,8 +263,13 @@ class TransitionSystem(Grammar):
 class ProjectiveTransitionSystem(TransitionSystem):
     """A system that only builds projective trees: what to do with non-projective training trees.
 
+    Subclasses get all three treatments of non-projective trees, a plugin's system included (the
+    example plugin's arc-eager is tested with each): the tree is changed before the oracle sees it
+    (:meth:`oracle_tree`) and the parse after decoding (:meth:`decoded`), so ``valid``,
+    ``transition`` and ``gold_action`` never know.
+
     Args:
-        non_projective: ``"projectivize"`` trains on the tree made projective by lifting
+        non_projective: ``"projectivize"`` (the default) trains on the tree made projective by lifting
             (:func:`~transition_systems.projectivity.projectivize`; the lifted words' heads are
             then wrong, which ``toolkit oracle`` shows as UAS below 1); ``"pseudo_projective"``
             lifts the same arcs but writes the original head's relation into the lifted word's

@@ -4,8 +4,21 @@ A codec parses a gold logical form into a :class:`Tree`, lists its nodes as symb
 (``label/arity``) in its traversal order, and tracks a partial tree while decoding. Arities make
 the symbols self-delimiting, so there are no brackets and no end symbol: the state is final
 exactly when every child slot is filled. Each step's features carry the branch path of the next
-node, for Shiv & Quirk's tree positional encodings. Implementations choose only the layout the
-paths are read in (n-ary or LCRS binary) and the traversal order.
+node, for Shiv & Quirk's tree positional encodings.
+
+:class:`TreeCodec`'s hooks, for a codec of one's own (docs/tree_codec_guide.md has a worked
+example, a post-order codec):
+
+- a top-down codec sets only the class attributes ``layout`` (:class:`Layout`: the tree paths are
+  read in) and ``order`` (:class:`Order`: depth-first or breadth-first); ``degree`` and
+  ``max_arity`` say how wide a node may be where the layout bounds it (``nary_dfs``);
+- a codec in another order overrides ``visits`` (the gold nodes in decoding order, which the
+  oracle lists) and ``initial_state`` (a :class:`~toolkit.grammars.grammar.State` of its own that
+  rebuilds the tree), and declares its states' ``state_features``;
+- everything else is shared: ``parse`` (the logical form in ``format``, a :class:`DataError` naming
+  file and line if it is malformed), the ``max_nodes`` and ``max_arity`` checks of ``oracle``,
+  ``refuse`` for a data error of one's own, ``print_tree`` for results, and ``fit`` (from
+  :class:`~toolkit.grammars.grammar.Grammar`) to learn a setting from the training trees.
 """
 
 from __future__ import annotations
@@ -17,6 +30,7 @@ from typing import Any, ClassVar, Literal, NoReturn
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.grammars.grammar import Grammar, State
+from toolkit.upgrades import warn_deprecated
 from tree_codecs.arity import split_symbol
 from tree_codecs.frontier import Frontier, Order
 from tree_codecs.paths import Layout
@@ -53,15 +67,21 @@ class ArityAtMost:
 class TreeCodec(Grammar):
     """Abstract base: parse, list and track trees in one layout and traversal order.
 
-    *max_nodes* bounds a decoded tree's size; *format* is the logical forms' notation;
-    *max_depth* is the deepest path the positional encoding distinguishes (the paper's k):
-    deeper trees are still encoded, with full paths, and :meth:`too_deep` reports them.
+    Args:
+        max_nodes: the largest tree a decoded output may be; a bigger training tree is refused.
+        format: the logical forms' notation, a key of :data:`FORMATS` (``"lisp"`` or ``"prolog"``).
+        max_depth: the deepest path the positional encoding distinguishes (the paper's k): deeper
+            trees are still encoded, with full paths, and :meth:`too_deep` reports them.
+
+    A subclass sets ``layout`` and ``order``, or overrides :meth:`visits` and :meth:`initial_state`
+    (see the module docstring). ``parse_text`` and ``print_tree`` are the *format*'s two functions.
     """
 
     state_features = frozenset({"path", "degree"})
 
-    layout: ClassVar[Layout]
-    order: ClassVar[Order]
+    layout: ClassVar[Layout]  # the tree the paths are read in: Layout.NARY or Layout.LCRS
+    order: ClassVar[Order]  # the top-down order nodes are decoded in: Order.DEPTH_FIRST or Order.BREADTH_FIRST
+    max_arity_setting: ClassVar[str] = "max_degree"  # the config key that bounds max_arity, as errors name it
 
     def __init__(self, max_nodes: int = 200, format: Format = "lisp", max_depth: int = 32):
         if max_nodes < 1:
@@ -73,12 +93,12 @@ class TreeCodec(Grammar):
 
     @property
     def degree(self) -> int:
-        """The branching factor of the tree the paths are read in."""
+        """The branching factor of the tree the paths are read in (the tree positional encoding's)."""
         return 2
 
     @property
     def max_arity(self) -> int | None:
-        """The most children a node may have, if the layout bounds it."""
+        """The most children a node may have, if the codec bounds it; ``oracle`` refuses wider trees."""
         return None
 
     @staticmethod
@@ -92,25 +112,31 @@ class TreeCodec(Grammar):
     def parse(self, example: Example) -> Tree:
         """The gold tree of *example*; a malformed target is a :class:`DataError` naming file and line."""
         if not isinstance(example.target, str):
-            self._refuse(example, f"expected a logical-form string as target, got {example.target!r}")
+            self.refuse(example, f"expected a logical-form string as target, got {example.target!r}")
         try:
             return self.parse_text(example.target)
         except ValueError as error:
-            self._refuse(example, f"{self.format} logical form: {error}")
+            self.refuse(example, f"{self.format} logical form: {error}")
 
     def visits(self, tree: Tree) -> list[Visit]:
-        """The nodes of *tree* in this codec's order, with their paths."""
+        """The nodes of *tree* in the order they are decoded, with their paths in ``layout``.
+
+        The oracle's symbols are their ``symbol``s. By default the top-down traversal in ``layout``
+        and ``order``; a codec in another order overrides this and :meth:`initial_state` together.
+        """
         return traverse(tree, self.layout, self.order)
 
     def oracle(self, example: Example) -> list[str]:
+        """The symbols of :meth:`visits` of the gold tree, once it fits ``max_nodes`` and ``max_arity``."""
         tree = self.parse(example)
         if tree.size > self.max_nodes:
-            self._refuse(example, f"the tree has {tree.size} nodes, more than grammar.max_nodes = {self.max_nodes}")
+            self.refuse(example, f"the tree has {tree.size} nodes, more than grammar.max_nodes = {self.max_nodes}")
         if self.max_arity is not None and tree.max_degree > self.max_arity:
-            self._refuse(example, f"a node has {tree.max_degree} children, more than grammar.max_degree = {self.max_arity}")
+            self.refuse(example, f"a node has {tree.max_degree} children, more than grammar.{self.max_arity_setting} = {self.max_arity}")
         return [visit.symbol for visit in self.visits(tree)]
 
     def initial_state(self, example: Example) -> TreeState:
+        """Decoding's first state: a :class:`TreeState` with one open slot, the root, filled in ``order``."""
         return TreeState(self, Frontier(self.layout, self.order), ())
 
     def data_report(self, examples: Sequence[Example]) -> dict[str, int]:
@@ -122,8 +148,18 @@ class TreeCodec(Grammar):
         return max(len(visit.path) for visit in self.visits(self.parse(example))) > self.max_depth
 
     @staticmethod
-    def _refuse(example: Example, why: str) -> NoReturn:
+    def refuse(example: Example, why: str) -> NoReturn:
+        """Raise a :class:`DataError` saying *why*, naming *example*'s file and line."""
         raise DataError(why, example.meta.get("path"), example.meta.get("line")) from None
+
+    @classmethod
+    def _refuse(cls, example: Example, why: str) -> NoReturn:
+        """The old, private name of :meth:`refuse`, kept for codecs written before it was public."""
+        warn_deprecated(
+            "TreeCodec._refuse is deprecated since parsing-toolkit 0.2 and may go in 0.3: call TreeCodec.refuse(example, why), "
+            "with the same arguments; see CHANGELOG.md"
+        )
+        cls.refuse(example, why)
 
 
 @dataclass(frozen=True)

@@ -4,14 +4,21 @@ import copy
 
 import torch
 
+from toolkit.decoding.memory import free_bytes, hypothesis_bytes, out_of_memory, row_bytes, size_text
 from toolkit.decoding.search import Search
+from toolkit.errors import ConfigurationError
 from toolkit.execution import Executor
 from toolkit.from_params import PositiveInt
 
 
 @Search.register("beam")
 class BeamSearch(Search):
-    """Keeps the *beam_size* best partial outputs per sentence.
+    """Keeps the *beam_size* best partial outputs per sentence, and no more than exist.
+
+    The beam widens step by step to as many hypotheses as the best candidates that can still be
+    extended, up to *beam_size*: a grammar that allows few outputs keeps a wide beam narrow, and
+    every tensor of a step is as wide as the beam is, not as *beam_size*. A beam too wide for the
+    memory free is refused in one line before it grows (:mod:`toolkit.decoding.memory`).
 
     Finished hypotheses carry their score forward unchanged, and only the open ones are decoded:
     the model's context holds a row per open hypothesis, in whatever order moves fewest rows
@@ -58,27 +65,48 @@ class BeamSearch(Search):
         return self.guide(ranked) if self.execution_guided is not None else [hypotheses[0] for hypotheses in ranked]
 
     def ranked(self, model, batch, states, limits=None) -> list[list]:
-        """Each sentence's finished hypotheses, best first (see :meth:`ranking`); *limits*: each sentence's step limit."""
+        """Each sentence's finished hypotheses, best first (see :meth:`ranking`); *limits*: each sentence's step limit.
+
+        A beam this wide cannot fit in memory: a ``ConfigurationError`` in one line (see :meth:`check_fits`),
+        as is an allocation that fails (never a ``RuntimeError`` from deep inside torch).
+        """
+        rows = len(states)
+        try:
+            return self._ranked(model, batch, states, limits)
+        except Exception as error:
+            if not out_of_memory(error):
+                raise
+            del error  # its traceback holds the tensors: let them go before anything else is allocated
+        raise ConfigurationError(
+            f"decoding {rows} input(s) ran out of memory with a beam of {self.beam_size:,} (beam_size, --beam-size): a smaller beam needs less"
+        )
+
+    def _ranked(self, model, batch, states, limits=None) -> list[list]:
         beam = self.beam_size
         limits = [self.max_steps] * len(states) if limits is None else limits
         device = batch["source"].device
-        hypotheses = [state for state in states for _ in range(beam)]
-        scores = torch.full((len(states), beam), float("-inf"), device=device)
-        scores[:, 0] = 0.0  # all beams start identical: only the first one is live
-        lengths = torch.zeros(len(states), beam, device=device)
-        prefix = torch.full((len(states) * beam, 1), model.bos_index, dtype=torch.long, device=device)
+        # The beam is as wide as it needs to be, never more than beam_size: `width` hypotheses per
+        # sentence, as many as the best candidates that can still be extended (the grammar allows
+        # few symbols at first, and a small grammar few outputs at all), so memory follows the
+        # hypotheses that exist, not the beam asked for.
+        width = 1
+        hypotheses = list(states)
+        scores = torch.zeros(len(states), width, device=device)
+        lengths = torch.zeros(len(states), width, device=device)
+        prefix = torch.full((len(states), 1), model.bos_index, dtype=torch.long, device=device)
         sentences = list(range(len(states)))  # the input position of each sentence still decoding
         winners: list[list] = [[] for _ in states]
         # The model decodes only the open hypotheses (neither finished nor dead): a finished one
         # extends by padding at no cost, and on tree codecs a third of the rows are finished.
         # slot[r] is hypothesis r's row in the context (-1: none); `reading` is the sentence whose
         # source each context row reads.
+        free = free_bytes(device)  # before the search takes any: what the widest beam is measured against
         context = model.start_decoding(batch, self.use_cache)  # one row per sentence, its first hypothesis's
-        slot = torch.full((len(states) * beam,), -1, dtype=torch.long, device=device)
-        slot[::beam] = reading = torch.arange(len(states), device=device)
+        per_input = row_bytes(context, len(states))
+        slot, reading = torch.arange(len(states), device=device), torch.arange(len(states), device=device)
         early_stopping = self.early_stopping if self.early_stopping is not None else self.execution_guided is None
         for step in range(max(limits, default=0)):
-            final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(-1, beam)  # (B, K)
+            final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(-1, width)  # (B, W)
             if early_stopping:  # drop the open hypotheses of sentences whose best one is finished
                 done = final.gather(1, scores.argmax(dim=1, keepdim=True))  # (B, 1)
                 scores = scores.masked_fill(done & ~final, float("-inf"))
@@ -86,11 +114,11 @@ class BeamSearch(Search):
             finished = (final | ~torch.isfinite(scores)).all(dim=1) | at_limit  # (B,): nothing left to extend, or no step left
             if finished.any():  # such sentences leave the batch, so later steps run on fewer rows
                 for row in finished.nonzero().flatten().tolist():
-                    winners[sentences[row]] = [hypotheses[row * beam + k] for k in self.ranking(scores[row], final[row], lengths[row])]
+                    winners[sentences[row]] = [hypotheses[row * width + k] for k in self.ranking(scores[row], final[row], lengths[row])]
                 keep = (~finished).nonzero().flatten()
                 if len(keep) == 0:
                     return winners
-                rows = (keep[:, None] * beam + torch.arange(beam, device=device)).view(-1)
+                rows = (keep[:, None] * width + torch.arange(width, device=device)).view(-1)
                 sentences = [sentences[i] for i in keep.tolist()]
                 hypotheses = [hypotheses[i] for i in rows.tolist()]
                 scores, final, lengths, prefix, slot = scores[keep], final[keep], lengths[keep], prefix[rows], slot[rows]
@@ -104,21 +132,40 @@ class BeamSearch(Search):
             log_probs[live] = live_log_probs.float().masked_fill(~model.allowed_mask(live_states), float("-inf"))
             log_probs[final, model.pad_index] = 0.0  # a finished hypothesis extends only by padding, at no cost
             vocab_size = log_probs.size(-1)
-            candidates = (scores.view(-1, 1) + log_probs).view(batch_size, beam * vocab_size)
-            scores, chosen = candidates.topk(beam, dim=-1)  # (B, K)
-            source = (torch.arange(batch_size, device=device)[:, None] * beam + chosen // vocab_size).view(-1)
+            candidates = (scores.view(-1, 1) + log_probs).view(batch_size, width * vocab_size)
+            widened = min(beam, max(int(torch.isfinite(candidates).sum(dim=1).max()), 1))
+            if widened > width:
+                steps = max(limits[sentence] for sentence in sentences)
+                self.check_fits(widened, batch_size, hypothesis_bytes(per_input, batch["source"].size(-1), steps, vocab_size), free, steps, device)
+            scores, chosen = candidates.topk(widened, dim=-1)  # (B, W')
+            source = (torch.arange(batch_size, device=device)[:, None] * width + chosen // vocab_size).view(-1)
             symbols = model.symbols((chosen % vocab_size).view(-1).tolist())
             extend = (torch.isfinite(scores.view(-1)) & ~final[source]).tolist()
             hypotheses = [hypotheses[s].apply(symbols[i]) if extend[i] else hypotheses[s] for i, s in enumerate(source.tolist())]
-            lengths = lengths.view(-1)[source].view(batch_size, beam) + (~final[source]).float().view(batch_size, beam)
+            lengths = lengths.view(-1)[source].view(batch_size, widened) + (~final[source]).float().view(batch_size, widened)
             prefix = torch.cat([prefix[source], (chosen % vocab_size).view(-1, 1)], dim=1)
             row_of_live = torch.full_like(slot, -1)
             row_of_live[live] = torch.arange(len(live), device=device)
             slot = row_of_live[source]  # a live hypothesis always extends a live one (its score is finite, it was not final)
-        final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(-1, beam)
+            width = widened
+        final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(-1, width)
         for row, sentence in enumerate(sentences):  # the longest limit reached
-            winners[sentence] = [hypotheses[row * beam + k] for k in self.ranking(scores[row], final[row], lengths[row])]
+            winners[sentence] = [hypotheses[row * width + k] for k in self.ranking(scores[row], final[row], lengths[row])]
         return winners
+
+    def check_fits(self, width: int, inputs: int, per_hypothesis: int, free: int | None, steps: int, device: torch.device) -> None:
+        """Refuse, in one line, to widen the beam to *width* hypotheses for each of *inputs* when they would need
+        more memory than was *free* when the batch began (about *per_hypothesis* bytes each, up to *steps* steps).
+        """
+        needed = width * inputs * per_hypothesis
+        if free is None or needed <= free:
+            return
+        fits = free // (inputs * per_hypothesis)
+        advice = f"a beam of at most {fits:,} fits" if fits else f"not even one hypothesis per input fits for {inputs} input(s) at once"
+        raise ConfigurationError(
+            f"a beam of {self.beam_size:,} (beam_size, --beam-size) does not fit in memory: {width:,} hypotheses for each of {inputs} input(s), "
+            f"up to {steps:,} steps, take about {size_text(per_hypothesis)} each, {size_text(needed)} in all, and {size_text(free)} was free on {device.type}; {advice}"
+        )
 
     @classmethod
     def of_size(cls, beam_size: int | None) -> "BeamSearch | None":

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Literal
 
 from toolkit.registrable import Registrable
 
-Failure = Literal["error", "timeout"]
+Failure = Literal["error", "timeout", "memory"]
 
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
@@ -28,8 +28,10 @@ class Denotation:
 
     Answers are a set (written sorted, without duplicates) so that equal answers compare equal
     whatever order the database gave them in; ``()`` is a valid (empty) answer. A failure is
-    ``"error"`` (syntax, unknown predicate, runtime error) or ``"timeout"``; ``detail`` says why and
-    is left out of comparisons.
+    ``"error"`` (syntax, unknown predicate, runtime error, an answer that is not ground), or a
+    limit of the executor that stopped the form: ``"timeout"`` (its time or inference limit) or
+    ``"memory"`` (its memory limit, or its answers' size limit); ``detail`` says why, naming the
+    limit, and is left out of comparisons.
     """
 
     answers: tuple[str, ...] = ()
@@ -48,13 +50,23 @@ class Denotation:
 
     @classmethod
     def timeout(cls, detail: str = "") -> Denotation:
-        """A form that ran past the time limit."""
+        """A form that ran past the time limit (or the inference limit)."""
         return cls((), "timeout", detail)
+
+    @classmethod
+    def out_of_memory(cls, detail: str = "") -> Denotation:
+        """A form that ran past the memory limit, or whose answers ran past their size limit."""
+        return cls((), "memory", detail)
 
     @property
     def ok(self) -> bool:
         """Whether the form ran (an empty answer ran too)."""
         return self.failure is None
+
+    @property
+    def stopped(self) -> bool:
+        """Whether a limit of the executor stopped the form (rather than the form being wrong)."""
+        return self.failure in ("timeout", "memory")
 
     def __str__(self) -> str:
         if self.failure:

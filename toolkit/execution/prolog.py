@@ -1,8 +1,9 @@
 """GeoQuery's Prolog forms run by SWI-Prolog against Geobase (Zelle & Mooney's ``execute_query/2``).
 
 A form becomes Prolog text (:func:`prolog_query`) and runs on a pool of
-:class:`~toolkit.execution.prolog_worker.PrologWorker` processes; a worker that dies or outlives
-the time limit by a margin is killed and replaced, and answers are memoised per form.
+:class:`~toolkit.execution.prolog_worker.PrologWorker` processes, each query under the executor's
+limits (time, inferences, memory, answer size); a worker that dies or outlives the time limit by a
+margin is killed and replaced, and answers are memoised per form.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 from toolkit.errors import ConfigurationError
 from toolkit.execution.executor import Denotation, Executor
-from toolkit.execution.prolog_worker import SERVER_PROGRAM, PrologWorker
+from toolkit.execution.prolog_worker import SERVER_PROGRAM, Limits, PrologWorker
 from toolkit.params import data_root
 
 MISSING_SWIPL = "SWI-Prolog (swipl) is not installed: apt-get install swi-prolog-nox (Debian, Ubuntu), or brew install swi-prolog (macOS)"
@@ -80,33 +81,62 @@ class GeoQueryProlog(Executor):
     """GeoQuery Prolog forms executed by a pool of SWI-Prolog workers over Geobase.
 
     Workers start on first use. Answers are memoized per form (least recently used first out).
+    Each limit covers a query's whole life in the worker, its answers' text included; a query one
+    stops is a failure whose detail names the limit (:attr:`Denotation.stopped`).
 
     Args:
         database: the folder holding ``geobase.pl`` and ``geoquery.pl``; by default
             ``geo-raw`` under the data root (``$DATA_ROOT``).
         workers: at most this many ``swipl`` processes, queried in parallel.
-        timeout_seconds: the time one query may run; past it the answer is ``"timeout"``. Some
-            gold GEO queries need several seconds (nested superlatives), hence the default.
+        max_inferences: the Prolog calls one query may make (``None``: no limit); past them the
+            answer is ``"timeout"``. The limit that decides in practice: it stops a query at the
+            same point however busy the machine is. The slowest GEO gold query that ends (test
+            #226, a nested superlative) makes 151 million, 10 s on one core; test #258 makes
+            over a billion without ending.
+        timeout_seconds: the wall time one query may run; past it the answer is ``"timeout"``. A
+            backstop for work that makes no calls (printing, arithmetic on huge numbers), well
+            above what ``max_inferences`` takes even on a busy machine.
+        memory_mb: Prolog's stacks for one query (``findall``'s bags and big integers included);
+            past them the answer is ``"memory"``.
+        max_answer_chars: the text of one query's answers; past it the answer is ``"memory"``,
+            before anything is printed.
         cache_size: how many forms' answers to remember (0: none).
 
     Registered as ``"geoquery_prolog"``.
     """
 
-    def __init__(self, database: str | None = None, workers: int = 1, timeout_seconds: float = 20.0, cache_size: int = 100_000) -> None:
+    def __init__(
+        self,
+        database: str | None = None,
+        workers: int = 1,
+        timeout_seconds: float = 60.0,
+        cache_size: int = 100_000,
+        max_inferences: int | None = 300_000_000,
+        memory_mb: int = 1024,
+        max_answer_chars: int = 1_000_000,
+    ) -> None:
         swipl = shutil.which("swipl")
         if swipl is None:
             raise ConfigurationError(MISSING_SWIPL)
         if workers < 1:
-            raise ConfigurationError(f"workers must be at least 1, got {workers}")
-        if timeout_seconds <= 0:
-            raise ConfigurationError(f"timeout_seconds must be positive, got {timeout_seconds}")
+            raise ConfigurationError(f"must be at least 1, got {workers}", key="workers")
+        if not 0 < timeout_seconds <= 86_400:
+            raise ConfigurationError(f"must be more than 0 and at most 86400 (a day), got {timeout_seconds}", key="timeout_seconds")
+        if max_inferences is not None and max_inferences < 1:
+            raise ConfigurationError(f"must be at least 1 (or null: no limit), got {max_inferences}", key="max_inferences")
+        if memory_mb < 64:
+            raise ConfigurationError(f"must be at least 64 (Prolog needs that much to run a query), got {memory_mb}", key="memory_mb")
+        if max_answer_chars < 1:
+            raise ConfigurationError(f"must be at least 1, got {max_answer_chars}", key="max_answer_chars")
         self.swipl = swipl
         self.database = Path(database if database is not None else Path(data_root()) / "geo-raw").absolute()
         missing = [name for name in ("geobase.pl", "geoquery.pl") if not (self.database / name).is_file()]
         if missing:
             raise ConfigurationError(f"no {' and '.join(missing)} in {self.database} (set DATA_ROOT, or the executor's database)")
         self.workers = workers
-        self.timeout_seconds = float(timeout_seconds)
+        self.timeout_seconds, self.max_inferences, self.memory_mb, self.max_answer_chars = float(timeout_seconds), max_inferences, memory_mb, max_answer_chars
+        self.limits = Limits(self.timeout_seconds, max_inferences, memory_mb, max_answer_chars)
+        self.stuck_seconds = self.timeout_seconds + max(2.0, self.timeout_seconds)  # a worker this late is killed: see _run
         self.cache_size = cache_size
         self._setup()
 
@@ -171,13 +201,16 @@ class GeoQueryProlog(Executor):
             return Denotation.error("empty form")
         worker = self._borrow()
         query_id = f"q{next(self._ids)}"
-        # The worker enforces the limit itself; this margin only catches one stuck beyond it.
-        deadline = time.monotonic() + self.timeout_seconds + max(2.0, self.timeout_seconds)
-        denotation = worker.ask(query_id, query, deadline)
+        # The worker enforces the limits itself; this margin only catches one stuck beyond them.
+        denotation = worker.ask(query_id, query, time.monotonic() + self.stuck_seconds)
         if denotation is None:
-            timed_out = worker.alive()
+            overflowed, alive = worker.overflowed, worker.alive()
             self._discard(worker)
-            return Denotation.timeout("the worker did not answer in time; restarted") if timed_out else Denotation.error("the worker died; restarted")
+            if overflowed:
+                return Denotation.out_of_memory(f"answers over the size limit ({self.max_answer_chars:,} characters); the worker was restarted")
+            if alive:
+                return Denotation.timeout(f"over the time limit ({self.timeout_seconds:g} s); the worker did not stop, and was restarted")
+            return Denotation.error(f"the worker died (exit status {worker.process.returncode}); restarted")
         self._idle.put(worker)
         return denotation
 
@@ -208,7 +241,7 @@ class GeoQueryProlog(Executor):
                 self._directory = tempfile.TemporaryDirectory(prefix="geoquery_prolog_")
                 (Path(self._directory.name) / "server.pl").write_text(SERVER_PROGRAM)
             folder = Path(self._directory.name)
-        return PrologWorker(self.swipl, folder / "server.pl", self.database, self.timeout_seconds, folder / "stderr.log")
+        return PrologWorker(self.swipl, folder / "server.pl", self.database, self.limits, folder / "stderr.log")
 
     def _discard(self, worker: PrologWorker) -> None:
         worker.close(grace=0.0)
@@ -233,7 +266,8 @@ class GeoQueryProlog(Executor):
 
     def __getstate__(self) -> dict[str, Any]:
         """A copy (deepcopy, pickle) carries the settings and starts its own workers."""
-        return {key: self.__dict__[key] for key in ("swipl", "database", "workers", "timeout_seconds", "cache_size")}
+        names = ("swipl", "database", "workers", "timeout_seconds", "max_inferences", "memory_mb", "max_answer_chars", "limits", "stuck_seconds", "cache_size")
+        return {key: self.__dict__[key] for key in names}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)

@@ -1,11 +1,19 @@
 """One long-lived ``swipl`` process that answers GeoQuery queries over a line protocol, so a query costs a round trip, not a start-up.
 
 The worker has consulted ``geobase.pl`` and ``geoquery.pl`` and serves a line protocol on its
-pipes. Python writes ``ID<TAB>FORM`` on one line; the worker reads the form with
-``term_string`` inside ``catch/3`` (a malformed form is an error answer, not a stuck reader),
-runs it under ``call_with_time_limit`` with its printing swallowed, and replies with a header
-line ``ID ok N`` (then N answers, one a line), ``ID error WHY`` or ``ID timeout``, closed by
-``ID end``. Python reads up to the ``end`` of its own ID, so stray output cannot shift replies.
+pipes. Python writes ``ID<TAB>FORM`` on one line; the worker replies with a header line ``ID ok N``
+(then N answers, one a line), ``ID error WHY`` or ``ID limit KIND``, closed by ``ID end``. Python
+reads up to the ``end`` of its own ID, so stray output cannot shift replies.
+
+A query's whole life in the worker runs under its :class:`Limits`: reading the form, running it,
+and making its answers text, so that no answer is printed outside them (a 1 KB query whose answer
+shares its subterms prints gigabytes). The limits are a time limit, an inference limit (a count of
+Prolog calls: the same query stops at the same point on any machine, however busy), Prolog's
+stack limit (which covers ``findall``'s bags and big integers too), and a size limit on the
+answers' text, checked by a walk that gives up within that many steps before anything is printed.
+An answer that is not ground (``answer(A, state(B))`` leaves ``A`` unbound) is an error of the
+query, never an answer. What the query's predicates print goes to a null stream; replies go to
+``user_output``.
 
 The worker refuses forms that mention a built-in it does not need (``halt``, ``shell``,
 ``assert``...): predicted forms are model output, and must not stop or change the worker.
@@ -13,35 +21,51 @@ The worker refuses forms that mention a built-in it does not need (``halt``, ``s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.errors import ConfigurationError
 from toolkit.execution.executor import Denotation
 
+try:
+    import resource
+except ImportError:  # not on Windows: the stack limit stands alone there
+    resource = None  # type: ignore[assignment]
+
 # The worker's program: loaded by path, then it serves one request a line until its input ends.
+# argv: the database folder, then the limits (seconds, inferences or 0 for none, stack bytes, answer characters).
 SERVER_PROGRAM = r"""
 :- use_module(library(time)).
 :- use_module(library(readutil)).
 :- use_module(library(lists)).
+:- use_module(library(apply)).
 
 geo_main :-
-    current_prolog_flag(argv, [Dir, Limit|_]),
-    atom_number(Limit, Seconds),
-    nb_setval(geo_time_limit, Seconds),
+    current_prolog_flag(argv, [Dir, Seconds0, Inferences0, Stack0, Chars0|_]),
+    maplist(atom_number, [Seconds0, Inferences0, Stack0, Chars0], [Seconds, Inferences1, Stack, Chars]),
+    (   Inferences1 =:= 0
+    ->  Inferences = infinite
+    ;   Inferences = Inferences1
+    ),
+    nb_setval(geo_limits, limits(Seconds, Inferences, Chars)),
     atomic_list_concat([Dir, '/geobase.pl'], Base),
     atomic_list_concat([Dir, '/geoquery.pl'], Query),
     load_files(user:[Base, Query], [silent(true)]),
     autoload_all,
     set_prolog_flag(autoload, false),
+    set_prolog_flag(stack_limit, Stack),
+    open_null_stream(Null),
+    set_output(Null),
     (   current_predicate(user:execute_query/2)
-    ->  format("ready~n")
-    ;   format("failed no execute_query/2 after loading ~w~n", [Query])
+    ->  format(user_output, "ready~n", [])
+    ;   format(user_output, "failed no execute_query/2 after loading ~w~n", [Query])
     ),
-    flush_output,
+    flush_output(user_output),
     geo_serve.
 
 geo_serve :-
@@ -59,26 +83,144 @@ geo_handle(Line) :-
         sub_string(Line, _, After, 0, Text)
     ;   Id = "?", Text = Line
     ),
-    catch(geo_run(Text, Result), Error, Result = error(Error)),
-    geo_reply(Id, Result),
-    flush_output.
+    geo_limited(geo_run(Text), Reply),
+    geo_reply(Id, Reply),
+    flush_output(user_output).
 
-geo_run(Text, Result) :-
-    term_string(Query, Text),
-    (   geo_forbidden(Query, Name/Arity)
-    ->  Result = error(not_allowed(Name/Arity))
-    ;   nb_getval(geo_time_limit, Seconds),
-        catch(( call_with_time_limit(Seconds, with_output_to(string(_), user:execute_query(Query, Answers)))
-              ->  Result = ok(Answers)
-              ;   Result = error(no_answer_form)
-              ),
-              Error,
-              geo_caught(Error, Result))
+% The goal's whole life under the time, inference and memory limits: Reply is ok(Lines), error(Why) or limit(Kind).
+geo_limited(Goal, Reply) :-
+    nb_getval(geo_limits, limits(Seconds, Inferences, _)),
+    catch(call_with_time_limit(Seconds, geo_counted(Goal, Inferences, Reply)), Error, geo_stopped(Error, Reply)).
+
+geo_counted(Goal, infinite, Reply) :-
+    !,
+    call(Goal, Reply).
+geo_counted(Goal, Inferences, Reply) :-
+    call_with_inference_limit(call(Goal, Reply0), Inferences, Outcome),
+    (   Outcome == inference_limit_exceeded
+    ->  Reply = limit(inferences)
+    ;   Reply = Reply0
     ).
 
-geo_caught(time_limit_exceeded, timeout) :- !.
-geo_caught(time_limit_exceeded(_), timeout) :- !.
-geo_caught(Error, error(Error)).
+geo_stopped(time_limit_exceeded, limit(time)) :- !.
+geo_stopped(time_limit_exceeded(_), limit(time)) :- !.
+geo_stopped(error(resource_error(_), _), limit(memory)) :- !.
+geo_stopped(Error, error(Why)) :-
+    (   compound(Error)
+    ->  compound_name_arity(Error, Name, Arity),
+        format(string(Why), "stopped by ~q", [Name/Arity])
+    ;   format(string(Why), "stopped by ~q", [Error])
+    ).
+
+% The limits' own exceptions pass through the query's error handling to the limits.
+geo_limit_error(time_limit_exceeded).
+geo_limit_error(time_limit_exceeded(_)).
+geo_limit_error(inference_limit_exceeded).
+geo_limit_error(error(resource_error(_), _)).
+
+geo_run(Text, Reply) :-
+    catch(geo_answers(Text, Reply), Error, geo_failed(Error, Reply)).
+
+geo_failed(Error, _) :-
+    geo_limit_error(Error),
+    !,
+    throw(Error).
+geo_failed(Error, error(Why)) :-
+    geo_error_text(Error, Why).
+
+geo_answers(Text, Reply) :-
+    term_string(Query, Text),
+    (   geo_forbidden(Query, Name/Arity)
+    ->  format(string(Why), "~q is not allowed in a query", [Name/Arity]),
+        Reply = error(Why)
+    ;   user:execute_query(Query, Answers)
+    ->  geo_answer_lines(Answers, Reply)
+    ;   Reply = error("not a query of the form answer(Var, Goal)")
+    ).
+
+geo_answer_lines(Answers, Reply) :-
+    nb_getval(geo_limits, limits(_, _, Chars)),
+    (   \+ geo_fits(Answers, Chars, _)
+    ->  Reply = limit(answer_size)
+    ;   member(Answer, Answers),
+        \+ ground(Answer)
+    ->  copy_term(Answer, Copy),
+        numbervars(Copy, 0, _, [singletons(true)]),
+        format(string(Text), "~W", [Copy, [quoted(true), numbervars(true)]]),
+        geo_one_line(Text, Line),
+        geo_truncated(Line, 200, Shown),
+        format(string(Why), "an answer is not ground (it holds an unbound variable): ~w", [Shown]),
+        Reply = error(Why)
+    ;   maplist(geo_answer_text, Answers, Lines),
+        foldl(geo_add_length, Lines, 0, Length),
+        (   Length > Chars
+        ->  Reply = limit(answer_size)
+        ;   Reply = ok(Lines)
+        )
+    ).
+
+geo_add_length(Line, Sum0, Sum) :-
+    string_length(Line, N),
+    Sum is Sum0 + N + 1.
+
+% geo_fits(+Terms, +Budget0, -Budget): the terms' text needs at most Budget0 characters (counting each name and
+% number, and one per argument: less than the text). It fails as soon as they need more, so it takes at most
+% Budget0 steps whatever the terms (a term whose subterms are shared can have a text of gigabytes).
+geo_fits([], Budget, Budget).
+geo_fits([Term|Terms], Budget0, Budget) :-
+    geo_fits_term(Term, Budget0, Budget1),
+    geo_fits(Terms, Budget1, Budget).
+
+geo_fits_term(Term, Budget0, Budget) :-
+    (   var(Term)
+    ->  Budget is Budget0 - 1
+    ;   atomic(Term)
+    ->  atom_length(Term, N),
+        Budget is Budget0 - N - 1
+    ;   compound_name_arity(Term, Name, Arity),
+        atom_length(Name, N),
+        Budget1 is Budget0 - N - Arity - 1,
+        Budget1 >= 0,
+        geo_fits_args(1, Arity, Term, Budget1, Budget)
+    ),
+    Budget >= 0.
+
+geo_fits_args(I, Arity, Term, Budget0, Budget) :-
+    (   I > Arity
+    ->  Budget = Budget0
+    ;   arg(I, Term, Arg),
+        geo_fits_term(Arg, Budget0, Budget1),
+        I1 is I + 1,
+        geo_fits_args(I1, Arity, Term, Budget1, Budget)
+    ).
+
+geo_answer_text(Answer, Line) :-
+    (   atom(Answer)
+    ->  format(string(Text), "~a", [Answer])
+    ;   format(string(Text), "~W", [Answer, [quoted(true), numbervars(false)]])
+    ),
+    geo_one_line(Text, Line).
+
+geo_error_text(Error, Why) :-
+    (   Error = error(_, _),
+        catch(message_to_codes(Error, Codes), _, fail)
+    ->  true
+    ;   format(codes(Codes), "~q", [Error])
+    ),
+    geo_one_line(Codes, Line),
+    geo_truncated(Line, 500, Why).
+
+message_to_codes(Error, Codes) :-
+    '$messages':translate_message(Error, Lines, []),
+    with_output_to(codes(Codes), print_message_lines(current_output, '', Lines)).
+
+geo_truncated(Text, Most, Shown) :-
+    (   string_length(Text, N),
+        N > Most
+    ->  sub_string(Text, 0, Most, _, Start),
+        string_concat(Start, "...", Shown)
+    ;   Shown = Text
+    ).
 
 % A sub-term naming a built-in or library predicate the queries do not use: it could stop or change the worker.
 geo_forbidden(Query, Name/Arity) :-
@@ -112,59 +254,87 @@ geo_allowed(=:=, 2).
 geo_allowed(=\=, 2).
 geo_allowed(is, 2).
 
-geo_reply(Id, ok(Answers)) :-
-    length(Answers, N),
-    format("~w ok ~d~n", [Id, N]),
-    forall(member(Answer, Answers), geo_write_answer(Answer)),
-    format("~w end~n", [Id]).
-geo_reply(Id, timeout) :-
-    format("~w timeout~n~w end~n", [Id, Id]).
-geo_reply(Id, error(Error)) :-
-    (   Error = error(_, _),
-        catch(message_to_codes(Error, Codes), _, fail)
-    ->  true
-    ;   format(codes(Codes), "~q", [Error])
-    ),
-    geo_one_line(Codes, Why),
-    format("~w error ~w~n~w end~n", [Id, Why, Id]).
-
-message_to_codes(Error, Codes) :-
-    '$messages':translate_message(Error, Lines, []),
-    with_output_to(codes(Codes), print_message_lines(current_output, '', Lines)).
-
-geo_write_answer(Answer) :-
-    copy_term(Answer, Copy),
-    numbervars(Copy, 0, _),
-    (   atom(Copy)
-    ->  format(string(Text), "~a", [Copy])
-    ;   format(string(Text), "~W", [Copy, [quoted(true), numbervars(true)]])
-    ),
-    geo_one_line(Text, Line),
-    format("~w~n", [Line]).
+geo_reply(Id, ok(Lines)) :-
+    length(Lines, N),
+    format(user_output, "~w ok ~d~n", [Id, N]),
+    forall(member(Line, Lines), format(user_output, "~w~n", [Line])),
+    format(user_output, "~w end~n", [Id]).
+geo_reply(Id, limit(Kind)) :-
+    format(user_output, "~w limit ~w~n~w end~n", [Id, Kind, Id]).
+geo_reply(Id, error(Why)) :-
+    format(user_output, "~w error ~w~n~w end~n", [Id, Why, Id]).
 
 geo_one_line(Text, Line) :-
     split_string(Text, "\n\r", " ", Parts),
     exclude(==(""), Parts, Kept),
-    atomic_list_concat(Kept, ' ', Line).
+    atomic_list_concat(Kept, ' ', Atom),
+    atom_string(Atom, Line).
 
 :- initialization(geo_main, main).
 """
 
 
-class PrologWorker:
-    """One ``swipl`` process serving queries on its pipes."""
+@dataclass(frozen=True)
+class Limits:
+    """What one query may use in a worker, from reading its form to its answers' text.
 
-    def __init__(self, swipl: str, server: Path, database: Path, timeout_seconds: float, log: Path, startup_seconds: float = 60.0):
-        self.log = log
+    *seconds* of wall time; *inferences*, Prolog calls (``None``: no limit), the limit that stops a
+    query at the same point on a busy machine as on an idle one; *memory_mb*, Prolog's stacks (the
+    worker's address space is capped at twice that plus 1 GiB, for what lives outside them);
+    *answer_chars*, the answers' text.
+    """
+
+    seconds: float
+    inferences: int | None
+    memory_mb: int
+    answer_chars: int
+
+    def argv(self) -> list[str]:
+        return [repr(float(self.seconds)), str(self.inferences or 0), str(self.memory_mb << 20), str(self.answer_chars)]
+
+    def stopped(self, kind: str) -> Denotation:
+        """The denotation of a query that the limit *kind* stopped (``time``, ``inferences``, ``memory`` or ``answer_size``), naming it."""
+        if kind == "time":
+            return Denotation.timeout(f"over the time limit ({self.seconds:g} s)")
+        if kind == "inferences":
+            return Denotation.timeout(f"over the inference limit ({self.inferences:,} inferences)")
+        if kind == "memory":
+            return Denotation.out_of_memory(f"over the memory limit ({self.memory_mb:,} MB of Prolog stacks)")
+        return Denotation.out_of_memory(f"answers over the size limit ({self.answer_chars:,} characters)")
+
+    @property
+    def address_space(self) -> int:
+        """The worker's address-space cap in bytes: a backstop for what the stack limit does not cover."""
+        return (2 * self.memory_mb << 20) + (1 << 30)
+
+    @property
+    def reply_bytes(self) -> int:
+        """The longest reply line Python reads: the answers' text in UTF-8, and room for an error's."""
+        return 4 * self.answer_chars + 4096
+
+
+class PrologWorker:
+    """One ``swipl`` process serving queries on its pipes, each under *limits*.
+
+    ``overflowed`` says that a reply line ran past ``limits.reply_bytes`` (the worker keeps its
+    answers under that, so it is not in step any more): the worker is then unusable, as after a
+    missed deadline.
+    """
+
+    def __init__(self, swipl: str, server: Path, database: Path, limits: Limits, log: Path, startup_seconds: float = 60.0):
+        self.log, self.limits, self.overflowed = log, limits, False
         with open(log, "ab") as stderr:
             self.process = subprocess.Popen(
-                [swipl, "-q", "-O", "--no-tty", str(server), str(database), repr(float(timeout_seconds))],
+                [swipl, "-q", "-O", "--no-tty", str(server), str(database), *limits.argv()],
                 cwd=database,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
                 bufsize=0,
             )
+        if resource is not None and hasattr(resource, "prlimit"):  # Linux
+            with contextlib.suppress(OSError, ValueError):  # gone already: the readline below says so
+                resource.prlimit(self.process.pid, resource.RLIMIT_AS, (limits.address_space, limits.address_space))
         self._buffer = b""
         line = self.readline(time.monotonic() + startup_seconds)
         if line != "ready":
@@ -173,7 +343,7 @@ class PrologWorker:
             raise ConfigurationError(f"SWI-Prolog could not load Geobase from {database}: {why}")
 
     def ask(self, query_id: str, query: str, deadline: float) -> Denotation | None:
-        """The denotation of *query*; ``None`` when the worker died or missed *deadline* (then it is unusable)."""
+        """The denotation of *query*; ``None`` when the worker died, missed *deadline* or overflowed (then it is unusable)."""
         try:
             assert self.process.stdin is not None
             self.process.stdin.write(f"{query_id}\t{' '.join(query.split())}\n".encode())
@@ -197,15 +367,18 @@ class PrologWorker:
         detail = header[1] if len(header) > 1 else ""
         if kind == "ok":
             return Denotation.of(answers)
-        if kind == "timeout":
-            return Denotation.timeout("over the time limit")
+        if kind == "limit":
+            return self.limits.stopped(detail)
         return Denotation.error(detail)
 
     def readline(self, deadline: float) -> str | None:
-        """The next line of output, or ``None`` at end of file or past *deadline*."""
+        """The next line of output, or ``None`` at end of file, past *deadline*, or past ``limits.reply_bytes`` (``overflowed``)."""
         assert self.process.stdout is not None
         descriptor = self.process.stdout.fileno()
         while b"\n" not in self._buffer:
+            if len(self._buffer) > self.limits.reply_bytes:
+                self.overflowed = True
+                return None
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
@@ -217,6 +390,9 @@ class PrologWorker:
                 return None
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
+        if len(line) > self.limits.reply_bytes:
+            self.overflowed = True
+            return None
         return line.decode("utf-8", errors="replace").rstrip("\r")
 
     def alive(self) -> bool:

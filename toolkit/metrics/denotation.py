@@ -17,10 +17,12 @@ from toolkit.metrics.metric import Metric, require_text
 class DenotationAccuracy(Metric):
     """Counts predictions that execute to the same answer as their gold.
 
-    A gold that does not execute (an error or a timeout) cannot be matched: its prediction is
-    counted wrong, and the gold counted in ``denotation_gold_failures``, so a broken database or
-    data set shows instead of hiding in the accuracy. Predictions that fail to execute are counted
-    in ``denotation_prediction_failures``. All three scores are fractions of the predictions.
+    A gold that does not execute (an error, a limit, an answer that is not ground) cannot be
+    matched: its prediction is counted wrong, and the gold counted in ``denotation_gold_failures``,
+    so a broken database or data set shows instead of hiding in the accuracy. Predictions that fail
+    to execute are counted in ``denotation_prediction_failures``. All three scores are fractions of
+    the predictions. Each query a limit of the executor stopped is also a :meth:`note`, which
+    ``toolkit evaluate`` and validation log with the input's file and line.
 
     Args:
         executor: what runs the forms (by default ``geoquery_prolog``, GeoQuery over Geobase).
@@ -46,11 +48,25 @@ class DenotationAccuracy(Metric):
         forms = [_form(gold) for gold in golds] + [_form(prediction) for prediction in predictions]
         denotations = self.executor.execute([form if form is not None else "" for form in forms])
         gold_denotations, predicted_denotations = denotations[: len(golds)], denotations[len(golds) :]
-        for gold, predicted in zip(gold_denotations, predicted_denotations):
+        self._notes = []
+        for position, (gold, predicted) in enumerate(zip(gold_denotations, predicted_denotations)):
             self._counts["total"] += 1
             self._counts["gold_failed"] += not gold.ok
             self._counts["predicted_failed"] += not predicted.ok
             self._counts["correct"] += gold.ok and predicted == gold
+            self._notes += [
+                (position, f"the {side} query was stopped: {denotation.detail}")
+                for side, denotation in (("gold", gold), ("predicted", predicted))
+                if denotation.stopped
+            ]
+
+    def notes(self) -> list[tuple[int, str]]:
+        """The queries of the last call that a limit of the executor stopped: which pair, which side, which limit."""
+        return list(self._notes)
+
+    def reset(self) -> None:
+        super().reset()
+        self._notes: list[tuple[int, str]] = []
 
     def get_metric(self, reset: bool = False) -> dict[str, float]:
         total = self._counts["total"]

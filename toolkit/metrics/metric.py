@@ -41,6 +41,12 @@ class Metric(Registrable, ABC):
         data fails at once, in one line, instead of with a traceback or a meaningless score.
         """
 
+    def notes(self) -> list[tuple[int, str]]:
+        """What the last call scored otherwise than it asked (a query stopped by a limit), one line each, with the
+        position of its pair in that call: the caller, who knows the inputs, names each by file and line.
+        """
+        return []
+
     def names(self) -> list[str] | None:
         """The scores :meth:`get_metric` reports, known before any prediction (``None`` if a metric cannot say)."""
         try:

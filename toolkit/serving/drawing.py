@@ -13,7 +13,8 @@ QUOTE = "'"
 MOST_ANSWERS = 100  # shown on the answer line; the JSON holds them all
 FAILURES = {  # what an executor's failure codes mean (see toolkit.execution.Denotation)
     "error": "the query could not run (it is malformed, names an unknown predicate, or failed while running)",
-    "timeout": "the query ran past the executor's time limit",
+    "timeout": "the query ran past one of the executor's limits on time or Prolog calls",
+    "memory": "the query needed more memory, or a longer answer, than the executor allows",
 }
 
 

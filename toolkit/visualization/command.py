@@ -9,10 +9,14 @@ Each sentence gets a folder ``DIR/sentence_<line>/`` with, as far as the archive
 - ``prediction.txt``: the tokens, the predicted symbols and the result, as text.
 
 A picture an archive has no material for (a tagger has no decoder, a translation no tree) is
-skipped with one note for the run, not an error.
+skipped with one note for the run, not an error. A sentence's files are drawn in a hidden folder
+beside its own and renamed into it one by one, so that no reader finds half a picture; none may
+land on the input or on a file of the archive (a run's ``vocabulary/``...).
 """
 
 import io
+import os
+import tempfile
 from collections.abc import Callable, Iterator
 from itertools import islice
 from pathlib import Path
@@ -21,7 +25,7 @@ from typing import Any
 from toolkit.archive_sources import resolve_archive
 from toolkit.errors import DataError, ToolkitError
 from toolkit.extras import install_hint
-from toolkit.files import input_lines
+from toolkit.files import check_not_read, input_lines
 from toolkit.models.model import Model
 
 DPI = 100  # small files that stay readable; tick labels are 7 pt
@@ -68,10 +72,13 @@ def visualize_archive(
 ) -> Iterator[Path]:
     """Draw the pictures of the first *max_sentences* sentences of *input_path*; yields each file as it is written."""
     from toolkit import load_predictor
+    from toolkit.cli_options import archive_parts
 
     require_plotting()
-    archive = resolve_archive(archive)  # a path, an https URL or an installed model's name; refused at once if none
+    source, archive = archive, resolve_archive(archive)  # a path, an https URL or an installed model's name; refused at once if none
     check_has_text(input_path)
+    read = ([input_path], archive_parts(str(source)))
+    check_not_read(output_dir, *read, kind="folder")
     try:
         Path(output_dir).mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -85,20 +92,28 @@ def visualize_archive(
                 continue
             directory = Path(output_dir) / f"sentence_{number}"
             directory.mkdir(parents=True, exist_ok=True)
-            yield from draw_sentence(predictor.model, example, directory, notes)
+            for drawn, path in draw_sentence(predictor.model, example, directory, notes):
+                check_not_read(path, *read)
+                os.replace(drawn, path)
+                yield path
 
 
-def draw_sentence(model: Model, example, directory: Path, notes: Note) -> Iterator[Path]:
+def draw_sentence(model: Model, example, directory: Path, notes: Note) -> Iterator[tuple[Path, Path]]:
+    """Each file of the sentence, drawn in a hidden folder beside *directory*, with its place in *directory*
+    (where the caller renames it); the hidden folder goes once the last is taken.
+    """
     from toolkit.visualization.fonts import covering_fonts
     from toolkit.visualization.trace import trace
 
     traced = trace(model, example)
-    with covering_fonts([*traced.tokens, *traced.symbols, str(traced.result)], notes):  # made and saved in those fonts
-        pictures = draw_pictures(model, traced, directory, notes)
-    yield from pictures
-    text = directory / "prediction.txt"
-    text.write_text(f"tokens: {' '.join(traced.tokens)}\nsymbols: {' '.join(traced.symbols)}\nresult: {traced.result}\n", encoding="utf-8")
-    yield text
+    with tempfile.TemporaryDirectory(dir=directory.parent, prefix=f".{directory.name}.") as scratch:
+        drawing = Path(scratch)
+        with covering_fonts([*traced.tokens, *traced.symbols, str(traced.result)], notes):  # made and saved in those fonts
+            pictures = draw_pictures(model, traced, drawing, notes)
+        text = drawing / "prediction.txt"
+        text.write_text(f"tokens: {' '.join(traced.tokens)}\nsymbols: {' '.join(traced.symbols)}\nresult: {traced.result}\n", encoding="utf-8")
+        for drawn in [*pictures, text]:
+            yield drawn, directory / drawn.name
 
 
 def draw_pictures(model: Model, traced, directory: Path, notes: Note) -> list[Path]:

@@ -361,8 +361,9 @@ class _Aligner:
             {self.alignment.tokens[other] for role, other in self.parents.get(node, []) + self.children.get(node, []) if other in self.alignment.tokens}
         )
 
-        def key(index: int) -> tuple[int, int]:
-            return min((abs(index - anchor) for anchor in near), default=index), index
+        def key(index: int) -> tuple[int, int]:  # the distance to the nearest anchor: one on either side of the index
+            at = bisect_left(near, index)
+            return min((abs(index - near[i]) for i in (at - 1, at) if 0 <= i < len(near)), default=index), index
 
         for before, after in ((_Postings.free_until, _Postings.free_from), (_Postings.any_until, _Postings.any_from)):
             # the nearest token to the anchors is the nearest on one side of one anchor

@@ -18,7 +18,9 @@ def same_graph(first: penman.Graph, second: penman.Graph) -> bool:
     is compared without recursion, and takes at most ``SEARCH_STEPS`` trials per node and edge: a
     pair so symmetric that it runs out (no AMR graph; refinement leaves labelled graphs few
     candidates) raises ``ValueError`` rather than answer either way. Unlike Smatch's hill
-    climbing, it never misses a match.
+    climbing, it never misses a match. Candidates already taken at the front of a variable's list
+    are skipped once, not by every sibling: a star of 5,000 leaves of one concept gave up (each
+    leaf tried the leaves before it), and `toolkit oracle` ended in that ``ValueError``.
     """
     side_a, side_b = _Side(first), _Side(second)
     if len(side_a.concepts) != len(side_b.concepts) or len(side_a.relations) != len(side_b.relations):
@@ -46,15 +48,11 @@ class _Side:
         self.relations = list(dict.fromkeys(relations))
         self.top = graph.top
         self.incident: dict[str, list[tuple[str, str, str]]] = {var: [] for var in self.concepts}
-        self.outgoing: dict[tuple[str, str], list[str]] = {}
-        self.incoming: dict[tuple[str, str], list[str]] = {}
         for edge in self.relations:
             source, role, target = edge
             self.incident[source].append(edge)
             if target != source:
                 self.incident[target].append(edge)
-            self.outgoing.setdefault((source, role), []).append(target)
-            self.incoming.setdefault((target, role), []).append(source)
 
 
 def _refine(side_a: _Side, side_b: _Side, rounds: int = 16) -> tuple[dict[str, int], dict[str, int]]:
@@ -114,20 +112,37 @@ def _search(side_a: _Side, side_b: _Side, colour_a: dict[str, int], colour_b: di
     used: set[str] = set()
     options: list[list[str]] = [[] for _ in order]
     tried = [0] * len(order)
+    # the candidates of a variable, by what narrows them: its colour, and the image of an earlier neighbour and the role
+    pools: dict[tuple, list[str]] = {("colour", colour): variables for colour, variables in by_colour.items()}
+    for source, role, target in side_b.relations:
+        pools.setdefault(("out", source, role, colour_b[target]), []).append(target)
+        pools.setdefault(("in", target, role, colour_b[source]), []).append(source)
+    # per pool, how many of its first candidates were used when last looked at, and how many releases ago: the
+    # siblings of a star (one pool) take its candidates in turn, and each would go over those taken before it
+    skip: dict[tuple, tuple[int, int]] = {}
+    releases = 0
 
-    def candidates(position: int) -> list[str]:
+    def candidates(position: int) -> tuple[list[str], int]:
+        """The pool of *position*'s variable, and where in it to start (before: candidates in use since)."""
         var, via = order[position]
         colour = colour_a[var]
         if via is None:
-            pool = by_colour.get(colour, [])
+            key: tuple = ("colour", colour)
         elif via[2] == var:  # var is the target of an edge from an earlier variable
-            pool = side_b.outgoing.get((mapping[via[0]], via[1]), [])
+            key = ("out", mapping[via[0]], via[1], colour)
         else:
-            pool = side_b.incoming.get((mapping[via[2]], via[1]), [])
-        return [candidate for candidate in pool if colour_b[candidate] == colour]
+            key = ("in", mapping[via[2]], via[1], colour)
+        pool = pools.get(key, [])
+        start, since = skip.get(key, (0, releases))
+        start = start if since == releases else 0
+        while start < len(pool) and pool[start] in used:
+            start += 1
+        skip[key] = (start, releases)
+        return pool, start
 
     position = 0
-    options[0] = candidates(0) if order else []
+    if order:
+        options[0], tried[0] = candidates(0)
     while 0 <= position < len(order):
         var = order[position][0]
         choices = options[position]
@@ -149,9 +164,10 @@ def _search(side_a: _Side, side_b: _Side, colour_a: dict[str, int], colour_b: di
         if placed:
             position += 1
             if position < len(order):
-                options[position], tried[position] = candidates(position), 0
+                options[position], tried[position] = candidates(position)
         else:
             position -= 1
             if position >= 0:
                 used.discard(mapping.pop(order[position][0]))
+                releases += 1
     return position == len(order)

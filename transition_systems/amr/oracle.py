@@ -10,11 +10,17 @@ oracle rebuilds the whole graph unless a label constraint forbids a gold label (
 seen with the lemma in training, on data the grammar was not fitted on): then it copies the lemma,
 and the graph comes back with that node's label wrong. Any other failure falls back to a
 one-node graph; ``data_report`` counts both, and ``toolkit oracle`` scores every graph with Smatch.
+
+Each step looks only at what it touches: a node's edges are counted down as they are made (so
+REDUCE does not go over them again), the oracle keeps which nodes are on the stack, and the
+mentions find their gold entity or date through indexes; with the state's own indexes
+(:mod:`~transition_systems.amr.state`), the oracle is linear in the graph's nodes + edges.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import penman
@@ -72,9 +78,13 @@ class StaticOracle:
         for source, role, target in self.gold.edges:
             children[source].append((role, target))
         self.internal: set[str] = set()  # nodes made by the action that makes their entity (names, strings, a date's parts)
+        self.named_at: dict[tuple[int, int], list[str]] = defaultdict(list)  # a span -> the entities aligned to it
+        for entity, span in self.alignment.names.items():
+            self.named_at[span].append(entity)
         # mentions that make a gold entity or date whole; then entity spans, then those of concepts of several words:
         # merged tokens' nodes move to the span's start
         self.mentioned: dict[str, tuple[str, list[str], int]] = {}  # gold node -> NAME or DATE, the nodes it makes below it, its token
+        self.dates = _DateIndex(self)
         self.span_at: dict[int, int] = {}
         covered: dict[int, int] = {}
         for mention in sentence.mentions:
@@ -129,6 +139,8 @@ class StaticOracle:
         self.node_of: dict[str, int] = {}  # gold node -> the node made for it
         self.gold_of: dict[int, str] = {}  # and back
         self.done: set[tuple[str, str, str]] = set()
+        self.pending = {node: len(edges) for node, edges in self.edges_of.items()}  # per gold node, its edges not made yet
+        self.on_stack: set[int] = set()  # the made nodes on the stack (arcs and SWAPs reorder it, never change what is on it)
 
     def _mentioned(self, mention: Mention) -> tuple[str, str, list[str]] | None:
         """The gold entity or date *mention* makes whole, the action that does, and the nodes it makes below it."""
@@ -136,13 +148,13 @@ class StaticOracle:
         words = sentence.tokens[mention.start : mention.end]
         date = sentence.date(mention)
         if date is not None:
-            dates = [node for node in self.gold.nodes if self.gold.labels[node] == "date-entity" and node not in self.mentioned]
-            dates.sort(key=lambda node: not mention.start <= self.alignment.tokens.get(node, -1) < mention.end)  # one aligned there first
-            return next(((node, DATE, parts) for node in dates if (parts := self._date_parts(node, date)) is not None), None)
+            node = self.dates.find(date, mention)
+            parts = self._date_parts(node, date) if node is not None else None
+            return None if parts is None else (node, DATE, parts)
         entity_type = self.system.entity_type(mention.kind, words)
         strings = ['"' + word.replace('"', "'") + '"' for word in words]
-        for entity, span in self.alignment.names.items():
-            if span == (mention.start, mention.end) and self.gold.labels[entity] == entity_type:
+        for entity in self.named_at.get((mention.start, mention.end), ()):
+            if self.gold.labels[entity] == entity_type:
                 parts = self._simple_name(entity, self.children)
                 if parts is not None and [self.gold.labels[op] for op in parts[1:]] == strings:
                     return entity, NAME, parts
@@ -192,8 +204,22 @@ class StaticOracle:
         self.gold_of[made] = gold
 
     def do(self, action: str) -> None:
-        self.state = self.state.apply(action)
+        before = self.state
+        self.state = before.apply(action)
         self.actions.append(action)
+        if len(self.state.stack) > len(before.stack):  # a node made and pushed
+            self.on_stack.add(self.state.stack[-1])
+        elif action == REDUCE:
+            self.on_stack.discard(before.stack[-1])
+
+    def mark(self, edges: Iterable[tuple[str, str, str]]) -> None:
+        """Record gold *edges* as made, counting each down at its ends (REDUCE pops a node none is left at)."""
+        for edge in edges:
+            if edge not in self.done:
+                self.done.add(edge)
+                self.pending[edge[0]] -= 1
+                if edge[2] != edge[0]:
+                    self.pending[edge[2]] -= 1
 
     def run(self) -> tuple[list[str], str]:
         n = len(self.state.sentence.tokens)
@@ -246,13 +272,13 @@ class StaticOracle:
             for offset, part in enumerate(parts, start=1):
                 self.bind(part, before + offset)
             made = {node, *parts}
-            self.done.update(edge for part in made for edge in self.edges_of[part] if edge[0] in made and edge[2] in made)
+            self.mark(edge for part in made for edge in self.edges_of[part] if edge[0] in made and edge[2] in made)
         elif node in self.entities or node in self.demonyms:
             name = next(target for role, target in self.children[node] if role == "name")
             self.bind(name, before + 1)
             for offset, op in enumerate(self._by_op(self.children[name]), start=2):
                 self.bind(op, before + offset)
-            self.done.update(edge for edge in self.edges_of[node] + self.edges_of[name] if edge[0] in (node, name) and edge[2] in self.internal)
+            self.mark(edge for edge in self.edges_of[node] + self.edges_of[name] if edge[0] in (node, name) and edge[2] in self.internal)
         if node == self.gold.top:
             self.do(f"{LA}:{ROOT}")
         self.connect(node)
@@ -260,7 +286,7 @@ class StaticOracle:
             wiki = role == "wiki" and self.state.wiki_of(self.state.stack[-1]) == self.gold.labels[child]
             self.do(WIKI if wiki else f"{DEPENDENT}:{role}:{self.gold.labels[child]}")
             self.bind(child, len(self.state.labels) - 1)
-            self.done.add((node, role, child))
+            self.mark([(node, role, child)])
 
     def connect(self, node: str) -> None:
         """Every gold edge between *node* (the stack top) and nodes already made."""
@@ -270,15 +296,14 @@ class StaticOracle:
             if edge in self.done or other not in self.node_of or other == node:
                 continue
             wanted.setdefault(self.node_of[other], []).append(edge)
-        on_stack = set(self.state.stack)  # arcs and SWAPs reorder the stack, never change what is on it
-        reachable = sum(other in on_stack for other in wanted)
+        reachable = sum(other in self.on_stack for other in wanted)
         while wanted:
             stack = self.state.stack
             s1 = stack[-2] if len(stack) >= 2 else None
             if s1 in wanted:
                 for source, role, target in wanted.pop(s1):
                     self.do(f"{LA}:{role}" if source == node else f"{RA}:{role}")
-                    self.done.add((source, role, target))
+                    self.mark([(source, role, target)])
                 reachable -= 1
                 continue
             if not reachable or len(stack) < 3:
@@ -286,10 +311,8 @@ class StaticOracle:
             self.do(SWAP)
 
     def reduce(self) -> None:
-        made = self.made
-        while (
-            self.state.stack and all(edge in self.done for edge in self.edges_of.get(made.get(self.state.stack[-1], ""), ())) and REDUCE in self.state.allowed()
-        ):
+        made, pending = self.made, self.pending
+        while self.state.stack and pending.get(made.get(self.state.stack[-1]), 0) == 0 and REDUCE in self.state.allowed():
             self.do(REDUCE)
 
     def finish(self) -> None:
@@ -304,14 +327,50 @@ class StaticOracle:
             guard += 1
             if guard > 10 * len(self.state.labels) + 10:
                 raise ValueError("cannot connect the graph")
-            component = self.state.components()
             s0, s1 = self.state.stack[-1], self.state.stack[-2]
-            if component[s0] != component[s1]:
+            if not self.state.connects(s0, s1):
                 self.status = "relabelled" if self.status == "exact" else self.status
                 self.do(f"{RA}:mod")
             else:
                 self.do(SWAP)
         self.do(CLOSE)
+
+
+class _DateIndex:
+    """The gold ``date-entity`` nodes by the date their parts spell (roles and values, each part a leaf) and by their
+    token, so that a date mention finds its node without going over every date of the graph: the first in PENMAN order
+    of those aligned within the mention, else of all, that no mention has taken.
+    """
+
+    def __init__(self, oracle: StaticOracle) -> None:
+        self.taken = oracle.mentioned
+        self.date_of: dict[str, frozenset] = {}  # a date-entity node -> the (role, value) pairs of its parts
+        self.by_date: dict[frozenset, list[str]] = defaultdict(list)  # and back, in PENMAN order
+        self.at: dict[int, list[str]] = defaultdict(list)  # a token -> the date-entity nodes aligned to it
+        self.skip: dict[frozenset, int] = defaultdict(int)  # per date, how many of its first nodes are taken
+        self.order: dict[str, int] = {}  # a date-entity node's place in PENMAN order
+        gold = oracle.gold
+        for node in gold.nodes:
+            if gold.labels[node] != "date-entity":
+                continue
+            parts = [(role, target) for role, target in oracle.children[node] if role in DATE_ROLES]
+            if len({role for role, _ in parts}) == len(parts) and all(len(oracle.edges_of[target]) == 1 for _, target in parts):
+                self.date_of[node], self.order[node] = frozenset((role, gold.labels[target]) for role, target in parts), len(self.order)
+                self.by_date[self.date_of[node]].append(node)
+                if node in oracle.alignment.tokens:
+                    self.at[oracle.alignment.tokens[node]].append(node)
+
+    def find(self, date: tuple[tuple[str, str], ...], mention: Mention) -> str | None:
+        key = frozenset(date)
+        nodes = self.by_date.get(key, []) if len(key) == len(date) else []
+        aligned = [
+            node for token in range(mention.start, mention.end) for node in self.at.get(token, ()) if self.date_of[node] == key and node not in self.taken
+        ]
+        if aligned:
+            return min(aligned, key=self.order.__getitem__)
+        while self.skip[key] < len(nodes) and nodes[self.skip[key]] in self.taken:
+            self.skip[key] += 1
+        return nodes[self.skip[key]] if self.skip[key] < len(nodes) else None
 
 
 def _copy(label: str, key: str, particles: frozenset[str]) -> str | None:

@@ -4,7 +4,8 @@
 nesting, so a graph nested a few hundred deep raises RecursionError. These functions do the same
 work with explicit stacks: :func:`write_penman` writes exactly what ``penman.encode`` writes for a
 graph built from triples (no layout markers, ``indent=None``); :func:`read_penman` reads the
-triples and top ``penman.decode`` would.
+triples and top ``penman.decode`` would. :func:`metadata_value` writes a ``# ::key value`` line's value
+so that penman's metadata parser reads it back whole, and :func:`read_metadata_value` undoes it.
 """
 
 from __future__ import annotations
@@ -43,9 +44,11 @@ def write_penman(triples: Sequence[tuple[str, str, str]], top: str) -> str:
     if not triples:
         return f"({top})" if top else "()"
     budget = LAYOUT_PASSES * len(triples) + 1000
-    # a node is (variable, [(role, target)]), a target a string or, once that variable's node is placed there, its node;
-    # nodemap maps each variable to its node, to the node that first has an edge to it (its site), or to None
+    # a node is (variable, [[role, target]]), a target a string or, once that variable's node is placed there, its node;
+    # nodemap maps each variable to its node, to the node that first has an edge to it (its site), or to None;
+    # sites maps a variable with a site to that first edge to it, where its node goes (found there by going over the site's edges: quadratic in a star)
     nodemap: dict[str, tuple | None] = dict.fromkeys(source for source, _, _ in triples)
+    sites: dict[str, list] = {}
     nodemap[top] = root = (top, [])
     queue = deque(reversed(triples))  # the next triple at the right end, as penman's list
 
@@ -57,11 +60,7 @@ def write_penman(triples: Sequence[tuple[str, str, str]], top: str) -> str:
         if placed[0] != var:  # a site: the node that has an edge to var
             node = (var, [])
             nodemap[var] = node
-            edges = placed[1]
-            for index, (role, target) in enumerate(edges):
-                if target == var and role != "/":
-                    edges[index] = (role, node)
-                    break
+            sites.pop(var)[1] = node
         return True
 
     def fill(var: str) -> bool:
@@ -81,9 +80,10 @@ def write_penman(triples: Sequence[tuple[str, str, str]], top: str) -> str:
                 if target:
                     edges.insert(0, ("/", target))
             else:
+                edge = [role, target]
                 if target in nodemap and nodemap[target] is None:
-                    nodemap[target] = node
-                edges.append((role, target))
+                    nodemap[target], sites[target] = node, edge
+                edges.append(edge)
         return surprising
 
     fill(top)
@@ -265,6 +265,36 @@ def read_penman(text: str) -> penman.Graph:
         if role.endswith("-of") and target in variables:
             out[place] = (target, role[:-3], source)
     return penman.Graph([triple for triple in out if triple is not None], top=top)
+
+
+_COLON = re.compile(r"(\\*):")  # a colon and the backslashes right before it
+
+
+def metadata_value(text: str) -> str:
+    r"""*text* as the value of a ``# ::key value`` metadata line, written so that penman reads it back as one value.
+
+    penman's metadata parser starts a new key at every ``::`` of a comment line (https://github.com/goodmami/penman/issues/145:
+    ``# ::snt the prince ::id 2 sleeps`` gives ``snt`` "the prince" and ``id`` "2 sleeps"), and a line
+    ends at a line break. So runs of whitespace (line breaks, tabs, U+2028 ...) are written as one
+    space, as the AMR releases' ``::snt`` lines are, and no ``::`` is written: a ``:`` right after a
+    ``:`` is written ``\:``, and backslashes right before a ``:`` are doubled, so that the escape
+    is undone exactly (:func:`read_metadata_value`). Text without ``::`` or ``\:`` is written as it is.
+
+    >>> metadata_value("the prince ::id 2 sleeps")
+    'the prince :\\:id 2 sleeps'
+    """
+    text = " ".join(text.split())
+
+    def escape(match: re.Match) -> str:
+        after_colon = not match[1] and match.start() > 0 and text[match.start() - 1] == ":"
+        return match[1] * 2 + ("\\" if after_colon else "") + ":"
+
+    return _COLON.sub(escape, text)
+
+
+def read_metadata_value(value: str) -> str:
+    """The text :func:`metadata_value` wrote as *value* (as penman's metadata parser gives it)."""
+    return _COLON.sub(lambda match: match[1][: len(match[1]) // 2] + ":", value)
 
 
 def _strip_alignment(value: str) -> str:

@@ -10,8 +10,12 @@ node whose component stays on the stack). An untrained model that would otherwis
 without end thus ends with a connected graph, within the grammar's ``max_steps``. A result says in
 a ``# ::warning`` line when its parse was wrapped up, or cut short before ``CLOSE`` by the search.
 
-States are values (a frozen dataclass of tuples), and :class:`AmrAllowed`, the answer of
-``allowed()``, is hashable, so the model memoises its vocabulary masks.
+States are values (a frozen dataclass), and :class:`AmrAllowed`, the answer of ``allowed()``, is
+hashable, so the model memoises its vocabulary masks. The states of one parse share their graph
+(:mod:`~transition_systems.amr.persistent`), and what ``allowed()`` asks of it is indexed, so an
+action takes O(1) time (O(log n) for the connected components, a union-find), besides the stack
+it copies: a whole derivation is linear in nodes + edges (a 5,000-node star took 55 s, one action
+scanning the centre's edges).
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ from transition_systems.amr.actions import (  # noqa: F401  (re-exported: the na
 )
 from transition_systems.amr.graph import encode
 from transition_systems.amr.morphology import derived_base, positive_base
+from transition_systems.amr.persistent import Log, Versions
 from transition_systems.amr.sentence import Sentence
 
 if TYPE_CHECKING:
@@ -72,12 +77,15 @@ class AmrState(State):
     span_end: int = 1
     here: int = 0  # nodes made from the current span
     stack: tuple[int, ...] = ()
-    labels: tuple[str, ...] = ()
-    anchors: tuple[int, ...] = ()  # each node's token
-    edges: tuple[tuple[int, str, int], ...] = ()
-    component: tuple[int, ...] = ()  # each node's connected component (a node of it), kept up to date by apply
-    incident: tuple[tuple[int, ...], ...] = field(default=(), repr=False)  # per node, the indices of its edges (in either direction)
-    stacked: tuple[int, ...] = field(default=(), repr=False)  # per component (by its node), how many of its nodes are on the stack
+    labels: Log[str] = field(default_factory=Log)
+    anchors: Log[int] = field(default_factory=Log)  # each node's token
+    edges: Log[tuple[int, str, int]] = field(default_factory=Log)
+    # the graph's indexes, kept up to date by apply: what allowed() asks, each in O(1)
+    parent: Versions = field(default_factory=Versions, repr=False)  # connected components as a union-find: node -> a node nearer its root
+    groups: Versions = field(default_factory=Versions, repr=False)  # component root -> (its nodes, how many of them are on the stack)
+    between: Versions = field(default_factory=Versions, repr=False)  # (source, target) -> the roles of the edges from source to target
+    entity: Versions = field(default_factory=Versions, repr=False)  # node -> (the target of its last :name edge or -1, whether it has a :wiki)
+    spelled: Versions = field(default_factory=Versions, repr=False)  # node -> Log of (N, '"word"') for its :opN edges to strings
     parts: int = 0  # connected components
     top: int = -1
     swaps: int = 0  # SWAPs in a row
@@ -111,16 +119,9 @@ class AmrState(State):
         left = right = True
         if arcs:
             s0, s1 = self.stack[-1], self.stack[-2]
-            shorter = self.incident[s0] if len(self.incident[s0]) <= len(self.incident[s1]) else self.incident[s1]
-            pairs = ((s0, s1), (s1, s0))
-            between = [
-                (f"{LA}:{role}" if source == s0 else f"{RA}:{role}")
-                for source, role, target in map(self.edges.__getitem__, shorter)
-                if (source, target) in pairs
-            ]
-            excluded = frozenset(between)
-            left = sum(symbol.startswith(LA) for symbol in between) < MAX_EDGES_BETWEEN
-            right = sum(symbol.startswith(RA) for symbol in between) < MAX_EDGES_BETWEEN
+            forward, backward = self.between.get((s0, s1), ()), self.between.get((s1, s0), ())
+            excluded = frozenset([f"{LA}:{role}" for role in forward] + [f"{RA}:{role}" for role in backward])
+            left, right = len(forward) < MAX_EDGES_BETWEEN, len(backward) < MAX_EDGES_BETWEEN
         preds, frame, stem, positive, word, number, demonym, name, date = self._span_options() if create else (None,) + (False,) * 8
         name, date = (name, date) if self.here == 0 and self.span_end == self.cursor + 1 else (False, False)  # a mention's span is made whole
         if (name or date) and self.takes_mentions:
@@ -136,7 +137,7 @@ class AmrState(State):
             demonym=demonym,
             name=name,
             date=date,
-            wiki=depth >= 1 and room and self.wiki_of(self.stack[-1]) is not None,
+            wiki=depth >= 1 and room and self._spelled_name(self.stack[-1]) is not None,
             particles=self.sentence.particles if create else frozenset(),
             copies=system.copy_labels if create else None,
             merge=merge,
@@ -178,7 +179,7 @@ class AmrState(State):
     def features(self) -> Mapping[str, Any]:
         """Token positions nearest first: the stack nodes' tokens (top first, each token once) and the unread tokens."""
         return {
-            "stack": tuple(dict.fromkeys(self.anchors[node] for node in reversed(self.stack))),
+            "stack": tuple(dict.fromkeys(map(self.anchors.items.__getitem__, reversed(self.stack)))),
             "buffer": range(self.cursor, len(self.sentence.tokens)),  # a range, not a tuple: a derivation keeps one per step
         }
 
@@ -193,7 +194,9 @@ class AmrState(State):
         if kind == MERGE:
             return replace(span_end=self.span_end + 1, swaps=0)
         if kind == REDUCE:
-            return replace(stack=self.stack[:-1], stacked=_add(self.stacked, {self.component[self.stack[-1]]: -1}), swaps=0)
+            root = self._root(self.stack[-1])
+            size, stacked = self.groups[root]
+            return replace(stack=self.stack[:-1], groups=self.groups.set(root, (size, stacked - 1)), swaps=0)
         if kind == SWAP:
             return replace(stack=(self.stack[-2],) + self.stack[:-2] + self.stack[-1:], swaps=self.swaps + 1)
         if kind == CLOSE:
@@ -203,13 +206,14 @@ class AmrState(State):
         if kind in (LA, RA):
             s0, s1 = self.stack[-1], self.stack[-2]
             edge = (s0, label, s1) if kind == LA else (s1, label, s0)
-            kept, joined = self.component[s0], self.component[s1]
-            incident = _add(self.incident, {s0: (len(self.edges),), s1: (len(self.edges),)})
-            if kept == joined:
-                return replace(edges=self.edges + (edge,), incident=incident, swaps=0)
-            component = tuple(map({joined: kept}.get, self.component, self.component))
-            stacked = _add(self.stacked, {kept: self.stacked[joined], joined: -self.stacked[joined]})
-            return replace(edges=self.edges + (edge,), incident=incident, component=component, stacked=stacked, parts=self.parts - 1, swaps=0)
+            changes = self._with_edges([edge], self.labels)
+            first, second = self._root(s0), self._root(s1)
+            if first != second:  # the smaller component goes under the larger's root, so that a node's root is O(log n) away
+                (size, stacked), (other_size, other_stacked) = self.groups[first], self.groups[second]
+                small, large = (first, second) if size < other_size else (second, first)
+                joined = (size + other_size, stacked + other_stacked)
+                changes.update(parent=self.parent.set(small, large), groups=self.groups.set(large, joined), parts=self.parts - 1)
+            return replace(**changes, swaps=0)
         if kind == DEPENDENT:
             edge, _, value = label.partition(":")
             return self._dependent(edge, value)
@@ -250,7 +254,7 @@ class AmrState(State):
         """The graph as one-line PENMAN; valid for any state (a cut-short parse is repaired, an empty one is a placeholder).
         A parse that hit a limit says so in a ``# ::warning`` line before it, which the predictor's output keeps.
         """
-        graph = encode(self.labels, self.edges, self.top)
+        graph = encode(self.labels[:], self.edges[:], self.top)
         n = len(self.sentence.tokens)
         if not self.closed:
             return f"# ::warning cut short: decoding stopped after {self.steps} actions, before CLOSE; the graph is completed as it stood\n{graph}"
@@ -281,8 +285,8 @@ class AmrState(State):
         if self.cursor < n:
             shift = self.span_end < n or bool(self.labels)
             return AmrAllowed(shift=shift, create=not shift, preds=frozenset())  # the last token makes a node if none exists
-        depth, component = len(self.stack), self.components()
-        joins = depth >= 2 and component[self.stack[-1]] != component[self.stack[-2]]
+        depth = len(self.stack)
+        joins = depth >= 2 and not self.connects(self.stack[-1], self.stack[-2])
         return AmrAllowed(
             arcs=joins,
             reduce=depth >= 2 and self._shares_component(self.stack[-1]),
@@ -300,83 +304,91 @@ class AmrState(State):
         label)`` each, where parent ``0`` is the *label* node and ``k`` the k-th of *children*.
         """
         state = self._create(label)
-        top, first = len(state.labels) - 1, len(state.edges)
-        edges = tuple((top + parent, role, top + k) for k, (parent, role, _) in enumerate(children, start=1))
-        incident = list(state.incident) + [()] * len(children)
-        for index, (source, _, target) in enumerate(edges, start=first):
-            incident[source] += (index,)
-            incident[target] += (index,)
+        top = len(state.labels) - 1
+        labels = state.labels.extended([child for _, _, child in children])
+        parent = state.parent
+        for k in range(1, len(children) + 1):
+            parent = parent.set(top + k, top)
         return state._replace(
-            labels=state.labels + tuple(child for _, _, child in children),
-            anchors=state.anchors + (self.cursor,) * len(children),
-            edges=state.edges + edges,
-            component=state.component + (top,) * len(children),
-            incident=tuple(incident),
-            stacked=state.stacked + (0,) * len(children),
+            labels=labels,
+            anchors=state.anchors.extended([self.cursor] * len(children)),
+            parent=parent,
+            groups=state.groups.set(top, (1 + len(children), 1)),
             steps=state.steps,
+            **state._with_edges([(top + above, role, top + k) for k, (above, role, _) in enumerate(children, start=1)], labels),
         )
 
     def _dependent(self, edge: str, value: str) -> AmrState:
         """A leaf *value* attached to the stack top by *edge*, not pushed."""
-        node, s0, index = len(self.labels), self.stack[-1], len(self.edges)
+        node, s0 = len(self.labels), self.stack[-1]
+        root = self._root(s0)
+        size, stacked = self.groups[root]
+        labels = self.labels.extended([value])
         return self._replace(
-            labels=self.labels + (value,),
-            anchors=self.anchors + (self.anchors[s0],),
-            edges=self.edges + ((s0, edge, node),),
-            component=self.component + (self.component[s0],),
-            incident=_add(self.incident, {s0: (index,)}) + ((index,),),
-            stacked=self.stacked + (0,),
+            labels=labels,
+            anchors=self.anchors.extended([self.anchors[s0]]),
+            parent=self.parent.set(node, root),
+            groups=self.groups.set(root, (size + 1, stacked)),
             swaps=0,
+            **self._with_edges([(s0, edge, node)], labels),
         )
+
+    def _with_edges(self, edges: Sequence[tuple[int, str, int]], labels: Log[str]) -> dict[str, Any]:
+        """The fields that change when *edges* are added (between nodes of *labels*): the edges and their indexes."""
+        between, entity, spelled = self.between, self.entity, self.spelled
+        for source, role, target in edges:
+            between = between.set((source, target), between.get((source, target), ()) + (role,))
+            if role in ("name", "wiki"):
+                name, wikied = entity.get(source, (-1, False))
+                entity = entity.set(source, (target, wikied) if role == "name" else (name, True))
+            elif role[2:].isdigit() and labels[target].startswith('"'):
+                spelled = spelled.set(source, spelled.get(source, Log()).extended([(int(role[2:]), labels[target])]))
+        return {"edges": self.edges.extended(edges), "between": between, "entity": entity, "spelled": spelled}
 
     def wiki_of(self, node: int) -> str | None:
         """What WIKI makes for *node*: its name's strings joined by ``_`` (``"New_York"``), if it has a name and no ``:wiki`` yet."""
-        edges = self.edges
-        roles = {role: target for source, role, target in map(edges.__getitem__, self.incident[node]) if source == node and role in ("name", "wiki")}
-        if "wiki" in roles or "name" not in roles:
-            return None
-        name = roles["name"]
-        ops = sorted(
-            (int(role[2:]), self.labels[target])
-            for source, role, target in map(edges.__getitem__, self.incident[name])
-            if source == name and role[2:].isdigit()
-        )
-        words = [label.strip('"') for _, label in ops if label.startswith('"')]
-        return '"' + "_".join(words) + '"' if words else None
+        words = self._spelled_name(node)
+        return '"' + "_".join(label.strip('"') for _, label in sorted(words)) + '"' if words is not None else None
+
+    def _spelled_name(self, node: int) -> Log | None:
+        """The ``:opN`` strings of *node*'s last ``:name``, if it has one with strings and no ``:wiki``."""
+        name, wikied = self.entity.get(node, (-1, False))
+        return None if name < 0 or wikied else self.spelled.get(name) or None
 
     def _create(self, label: str) -> AmrState:
         node = len(self.labels)
         return self._replace(
-            labels=self.labels + (label,),
-            anchors=self.anchors + (self.cursor,),
+            labels=self.labels.extended([label]),
+            anchors=self.anchors.extended([self.cursor]),
             stack=self.stack + (node,),
-            component=self.component + (node,),
-            incident=self.incident + ((),),
-            stacked=self.stacked + (1,),
+            groups=self.groups.set(node, (1, 1)),
             parts=self.parts + 1,
             here=self.here + 1,
             swaps=0,
             room=self.room + max(len(self.stack) - 1, 0),
         )
 
+    def _root(self, node: int) -> int:
+        """The root of *node*'s connected component (the union-find's)."""
+        parent = self.parent
+        while (up := parent.get(node)) is not None:
+            node = up
+        return node
+
+    def connects(self, first: int, second: int) -> bool:
+        """Whether nodes *first* and *second* lie in one connected component."""
+        return self._root(first) == self._root(second)
+
     def components(self) -> tuple[int, ...]:
         """A representative per node: nodes linked by edges (either direction) share one."""
-        return self.component
+        return tuple(self._root(node) for node in range(len(self.labels)))
 
     def _shares_component(self, node: int) -> bool:
         """Whether another node of the component of *node* (the stack top) is on the stack."""
-        return self.stacked[self.component[node]] >= 2
+        return self.groups[self._root(node)][1] >= 2
 
     def _connected(self) -> bool:
         return self.parts == 1
-
-
-def _add(values: tuple, changes: dict[int, Any]) -> tuple:
-    """*values* with ``changes[i]`` added to item ``i`` (a number, or a tuple to extend it with)."""
-    changed = list(values)
-    for index, change in changes.items():
-        changed[index] = changed[index] + change
-    return tuple(changed)
 
 
 FIELDS = frozenset(AmrState.__dataclass_fields__)

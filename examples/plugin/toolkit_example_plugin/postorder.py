@@ -11,9 +11,10 @@ of finished subtrees waiting for a parent, so ``allowed`` is an arity range:
   leaves, and nodes of the largest arity seen in training (``max_arity``, learned by ``fit``).
   An untrained model that emits nothing but leaves is thus made to combine them in time.
 
-Symbols are the toolkit's arity-annotated ``label/arity`` (:mod:`tree_codecs.arity`), and the
-logical forms are read and printed by the toolkit's own functions, so the results compare with
-every other codec's.
+It is a :class:`~tree_codecs.TreeCodec` that overrides the two hooks of a codec whose order is not
+top-down, ``visits`` and ``initial_state``; parsing the logical forms (``format``), the
+``max_nodes`` and ``max_arity`` checks and printing the results are the toolkit's, so the results
+compare with every other codec's. docs/tree_codec_guide.md walks through this file.
 """
 
 from __future__ import annotations
@@ -24,11 +25,24 @@ from typing import Any
 
 from toolkit.data.example import Example
 from toolkit.data.symbols import EOS
-from toolkit.errors import ConfigurationError, DataError
+from toolkit.errors import ConfigurationError
 from toolkit.grammars.grammar import Grammar, State
-from tree_codecs import FORMATS, Tree, split_symbol, symbol
+from tree_codecs import Layout, Tree, TreeCodec, Visit, split_symbol
 
 END = EOS
+
+
+def postorder(tree: Tree) -> list[Visit]:
+    """The nodes of *tree*, each after all of its children, with their n-ary paths (without recursion)."""
+    visits, stack = [], [(tree, (), False)]
+    while stack:
+        node, path, expanded = stack.pop()
+        if expanded:
+            visits.append(Visit(node.label, node.arity, path))
+        else:
+            stack.append((node, path, True))
+            stack.extend((child, path + (index,), False) for index, child in reversed(list(enumerate(node.children))))
+    return visits
 
 
 @dataclass(frozen=True)
@@ -96,28 +110,45 @@ class PostorderState(State):
 
 
 @Grammar.register("postorder")
-class PostorderCodec(Grammar):
+class PostorderCodec(TreeCodec):
     """Trees as arity-annotated symbols in post-order, closed by the end symbol. Registered as ``"postorder"``.
 
     Args:
         max_nodes: the largest tree decoding may build.
         format: the logical forms' notation, ``"lisp"`` or ``"prolog"`` (as for the toolkit's codecs).
-        max_arity: the most children a node may take; ``null`` learns it from the training trees
-            (``toolkit train`` records it in the archive's config).
+        max_arity: the most children a node may take; ``null`` learns it from the training trees:
+            ``fit`` sets it to the widest node there (the most children any node has), and
+            ``toolkit train`` records it in the run's config as ``grammar.max_arity``.
     """
 
+    layout = Layout.NARY  # the paths visits() gives (no decoder reads them here: see state_features)
+    state_features = frozenset()  # a post-order node's place is known only once its parent comes: no path to give
+    max_arity_setting = "max_arity"
+    max_arity: int | None = None  # a setting fit() may learn, where TreeCodec has a fixed property
+
     def __init__(self, max_nodes: int = 200, format: str = "lisp", max_arity: int | None = None):
-        if max_nodes < 1:
-            raise ConfigurationError(f"must be at least 1, got {max_nodes}", key="max_nodes")
+        super().__init__(max_nodes, format)
         if max_arity is not None and max_arity < 0:
             raise ConfigurationError(f"must not be negative, got {max_arity}", key="max_arity")
-        if format not in FORMATS:
-            raise ConfigurationError(f"must be one of {', '.join(FORMATS)}, got {format!r}", key="format")
-        self.max_nodes, self.max_arity = max_nodes, max_arity
-        self.parse_text, self.print_tree = FORMATS[format]
+        self.max_arity = max_arity
+
+    # ------------------------------------------------------------ the two hooks of a codec in its own order
+
+    def visits(self, tree: Tree) -> list[Visit]:
+        """Every node after its children: the order the decoder emits them in."""
+        return postorder(tree)
+
+    def initial_state(self, example: Example) -> PostorderState:
+        return PostorderState(self)
+
+    # ------------------------------------------------------------ what post-order adds
+
+    def oracle(self, example: Example) -> list[str]:
+        """The nodes in post-order, then the end symbol: a finished tree may still become a child, so the output says where it ends."""
+        return super().oracle(example) + [END]
 
     def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
-        """Learn ``max_arity`` from the training trees (unless the config set it)."""
+        """Learn ``max_arity``, the widest node of the training trees (unless the config set it)."""
         if self.max_arity is not None:
             return {}
         self.max_arity = max((self.parse(example).max_degree for example in examples), default=0)
@@ -137,40 +168,6 @@ class PostorderCodec(Grammar):
         wide = -(-(waiting - 1) // (self.max_arity - 1))
         return wide + wide * (self.max_arity - 1) - (waiting - 1)
 
-    def parse(self, example: Example) -> Tree:
-        try:
-            return self.parse_text(str(example.target))
-        except ValueError as error:
-            raise DataError(f"logical form: {error}", example.meta.get("path"), example.meta.get("line")) from None
-
-    def oracle(self, example: Example) -> list[str]:
-        tree = self.parse(example)
-        if tree.size > self.max_nodes:
-            raise DataError(
-                f"the tree has {tree.size} nodes, more than grammar.max_nodes = {self.max_nodes}", example.meta.get("path"), example.meta.get("line")
-            )
-        if self.max_arity is not None and tree.max_degree > self.max_arity:
-            raise DataError(
-                f"a node has {tree.max_degree} children, more than grammar.max_arity = {self.max_arity}", example.meta.get("path"), example.meta.get("line")
-            )
-        return [symbol(node.label, node.arity) for node in postorder(tree)] + [END]
-
-    def initial_state(self, example: Example) -> PostorderState:
-        return PostorderState(self)
-
     def gold(self, example: Example) -> str:
         """The logical form as this codec prints it (what ``result()`` gives after a round trip)."""
-        return self.print_tree(self.parse_text(str(example.target)))
-
-
-def postorder(tree: Tree) -> list[Tree]:
-    """The nodes of *tree*, each after all of its children."""
-    nodes, stack = [], [(tree, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            nodes.append(node)
-        else:
-            stack.append((node, True))
-            stack.extend((child, False) for child in reversed(node.children))
-    return nodes
+        return self.print_tree(self.parse(example))

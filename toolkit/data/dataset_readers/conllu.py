@@ -50,9 +50,10 @@ class ConlluReader(DatasetReader):
     """Reads CoNLL-U: tokens are word forms, the target is a :class:`DependencyTree`.
 
     ``meta`` is ``{"path", "line", "sent_id"}`` with the line of the sentence's first line
-    (comments included). A malformed line, a missing or out-of-range head, a cycle, a sentence
-    without words, or a ``sent_id`` already used in the file is a :class:`DataError` naming the
-    file and the offending line.
+    (comments included). A malformed line (a multiword-token range or an empty node out of its
+    place included: see :mod:`toolkit.data.conllu_format`), a missing or out-of-range head, a
+    cycle, a sentence without words, or a ``sent_id`` already used in the file is a
+    :class:`DataError` naming the file and the offending line.
 
     Args:
         universal_deprels: keep only the universal relation (``nmod`` for ``nmod:poss``).
