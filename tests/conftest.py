@@ -5,9 +5,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
+
+# No test depends on how fast the machine is (tests/waiting.py): Hypothesis's 200 ms deadline per example and its
+# too_slow health check are clocks, so every property test runs without them (a test's own settings keep this).
+settings.register_profile("any_machine", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("any_machine")
 
 
 def data_root() -> Path:

@@ -1,5 +1,6 @@
 """Crash safety: training killed at random moments, resumed with --recover, ends bit-identical; a run replaced with --force is never lost."""
 
+import json
 import os
 import random
 import shutil
@@ -13,6 +14,7 @@ import torch
 from safetensors.torch import load_file
 
 from tests.conftest import FIXTURES, REPO
+from tests.waiting import wait_for
 
 OVERRIDES = '{"trainer.num_epochs": 60, "trainer.max_tokens": 256, "test_data_path": null}'
 
@@ -37,8 +39,14 @@ def test_killed_at_random_points_and_resumed_ends_with_the_same_weights(tmp_path
     state = crashed / "checkpoints" / "training_state.pt"
     for _ in range(12):
         options = ("--recover",) if state.exists() else ("-f",)
+        seen = len(logged_epochs(crashed))
         process = subprocess.Popen(command(crashed, *options), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(3.0, 8.0))  # startup, then somewhere in an epoch, a validation or a checkpoint write
+        # killed at a random point of the run's own progress, not of the clock (3 to 8 s: a fast machine ended the run
+        # before 3 kills, a slow one killed every start in its startup): 0 to 3 more epochs logged, then within an
+        # epoch's time as the run last measured it: in the startup, an epoch, a validation or a checkpoint write
+        more = rng.randint(0, 3)
+        wait_for(lambda seen=seen, more=more, process=process: len(logged_epochs(crashed)) >= seen + more or process.poll() is not None, "the epochs")
+        time.sleep(rng.uniform(0.0, (logged_epochs(crashed) or logged_epochs(tmp_path / "straight"))[-1]["epoch_seconds"]))
         if process.poll() is not None:
             break
         process.send_signal(signal.SIGKILL)
@@ -52,6 +60,13 @@ def test_killed_at_random_points_and_resumed_ends_with_the_same_weights(tmp_path
     straight, resumed = load_file(str(tmp_path / "straight" / "weights.safetensors")), load_file(str(crashed / "weights.safetensors"))
     assert straight.keys() == resumed.keys()
     assert all(torch.equal(straight[name], resumed[name]) for name in straight)
+
+
+def logged_epochs(directory) -> list[dict]:
+    """The epochs the run in *directory* has logged so far in its out.log (a run resumed with --recover adds to it)."""
+    log = directory / "out.log"
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True) if log.exists() else []
+    return [json.loads(line.split(": epoch ", 1)[1].split(": ", 1)[1]) for line in lines if ": epoch " in line and line.endswith("}\n")]
 
 
 def run_files(directory) -> dict[str, bytes]:

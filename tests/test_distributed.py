@@ -5,12 +5,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FIXTURES, REPO, data_root
+from tests.waiting import GENEROUS, wait_for
 from toolkit.training.distributed import Distributed
 
 CONFIG = FIXTURES / "tiny_seq2seq.jsonnet"
@@ -46,7 +47,7 @@ def environment(geo) -> dict[str, str]:
 
 
 def train(geo, processes: int, directory: Path, *options: str) -> list[dict]:
-    result = subprocess.run(command(processes, directory, *options), env=environment(geo), capture_output=True, text=True, timeout=600)
+    result = subprocess.run(command(processes, directory, *options), env=environment(geo), capture_output=True, text=True, timeout=3 * GENEROUS)
     assert result.returncode == 0, result.stderr[-3000:]
     return epochs(directory)
 
@@ -70,18 +71,22 @@ def test_torchrun_trains_like_one_process_with_the_same_global_batch_and_recover
     options = ("-o", '{"trainer.max_tokens": 256, "trainer.num_epochs": 4}')
     process = subprocess.Popen(command(2, killed, *options), env=environment(geo), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     state = killed / "checkpoints" / "training_state.pt"
-    deadline = time.monotonic() + 300
-    while not state.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # the workers too: until each has exited it holds the run's lock
+    try:
+        wait_for(lambda: state.exists() or process.poll() is not None, "a checkpoint")
+    finally:
+        with suppress(ProcessLookupError):  # ended already
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert state.exists(), f"the run ended with {process.returncode} before its first checkpoint"
+
+    def workers_gone() -> bool:  # the workers too: until each has exited it holds the run's lock
         try:
             os.killpg(process.pid, 0)
         except ProcessLookupError:
-            break
-        time.sleep(0.05)
+            return True
+        return False
+
+    wait_for(workers_gone, "the workers killed")
     resumed = train(geo, 2, killed, "--recover", *options)
     assert [epoch["epoch"] for epoch in resumed][-1] == 3
     final = json.loads((killed / "metrics.json").read_text())

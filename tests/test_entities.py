@@ -193,7 +193,7 @@ def test_case_and_punctuation_do_not_matter(finder):
     assert spans(finder, "HOW LONG IS THE RIO-GRANDE") == [("RIO-GRANDE", ("river",))]
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
     record=st.sampled_from([record for record in RECORDS if record["type"] not in ("road", "country") and record["value"] != "high point"]),
     style=st.sampled_from(["lower", "upper", "title", "hyphen"]),
@@ -290,7 +290,7 @@ STATES = [record for record in RECORDS if record["type"] == "state"]
 CITIES = [record for record in RECORDS if record["type"] == "city" and record["value"] != "high point"]
 
 
-@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(city=st.sampled_from(CITIES), state=st.sampled_from(STATES), with_state=st.booleans(), comma=st.booleans())
 def test_city_state_pairs_round_trip(anonymizer, city, state, with_state, comma):
     lexicon = anonymizer.lexicon

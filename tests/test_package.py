@@ -24,6 +24,7 @@ import pytest
 
 from tests.conftest import run
 from tests.plugin_env import make_venv
+from tests.waiting import GENEROUS
 from toolkit import load_predictor
 from toolkit.archive import toolkit_version
 from toolkit.archive_sources import MODELS_GROUP, cached_path, installed_models, resolve_archive
@@ -97,14 +98,19 @@ def test_a_fresh_environment_installs_the_wheel_and_loads_the_model_by_name(whee
     assert NAME not in installed_models()  # only the new environment has it
     python = make_venv(tmp_path / "venv", with_plugin=False)
     # --no-deps: the toolkit is visible from this environment (the wheel's requirements are checked above)
-    install = subprocess.run([python, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", wheel], capture_output=True, text=True, timeout=120)
+    install = subprocess.run([python, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", wheel], capture_output=True, text=True, timeout=GENEROUS)
     assert install.returncode == 0, install.stderr
     questions = tmp_path / "questions.txt"
     questions.write_text("\n".join(QUESTIONS) + "\n", encoding="utf-8")
     environment = {**os.environ, "TOOLKIT_ARCHIVE_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
 
     predicted = subprocess.run(
-        [python, "-m", "toolkit", "predict", NAME, questions, "--device", "cpu"], capture_output=True, text=True, cwd=tmp_path, env=environment, timeout=120
+        [python, "-m", "toolkit", "predict", NAME, questions, "--device", "cpu"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=environment,
+        timeout=GENEROUS,
     )
     assert predicted.returncode == 0, predicted.stderr
     assert [json.loads(line) for line in predicted.stdout.splitlines()] == expected
@@ -113,7 +119,7 @@ def test_a_fresh_environment_installs_the_wheel_and_loads_the_model_by_name(whee
         "import json, toolkit\nfrom toolkit.archive_sources import resolve_archive\n"
         f"print(resolve_archive({NAME!r}))\nprint(json.dumps(toolkit.load_predictor({NAME!r}, device='cpu').predict_batch({QUESTIONS!r})))\n"
     )
-    loaded = subprocess.run([python, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=environment, timeout=120)
+    loaded = subprocess.run([python, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=environment, timeout=GENEROUS)
     assert loaded.returncode == 0, loaded.stderr
     where, outputs = loaded.stdout.splitlines()
     assert Path(where).is_relative_to(tmp_path / "venv") and Path(where).name == "model.tar.gz"

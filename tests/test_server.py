@@ -1,4 +1,9 @@
-"""`toolkit serve`: the batcher, the API's answers and errors, a clean SIGTERM, and the drawings."""
+"""`toolkit serve`: the batcher, the API's answers and errors, a clean SIGTERM, and the drawings.
+
+No test here depends on how fast the machine is: the batcher's decoder is held by a gate, so what
+queues behind a decode is decided by the order of events on the one event loop, never by a clock,
+and the real server is waited on for events, with ``GENEROUS`` deadlines only a hang reaches.
+"""
 
 import asyncio
 import json
@@ -6,7 +11,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +21,7 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
+from tests.waiting import GENEROUS, wait_for
 from toolkit.serving.batcher import Batcher, DecodingFailed, Overloaded
 from toolkit.serving.launch import start_server
 
@@ -32,16 +37,21 @@ class RecordingDecoder:
         self.gate.set()
 
     def __call__(self, texts: list[str]) -> list[dict]:
-        self.gate.wait(5)
+        assert self.gate.wait(GENEROUS), "the gate was never opened"
         self.batches.append(list(texts))
         if "boom" in texts:
             raise RuntimeError("the model fell over")
         return [{"text": text.upper()} for text in texts]
 
 
-def test_requests_that_arrive_together_are_decoded_together():
+@pytest.fixture
+def decoder():
     decoder = RecordingDecoder()
+    yield decoder
+    decoder.gate.set()  # a test that failed with its gate closed leaves no decode waiting
 
+
+def test_requests_that_arrive_together_are_decoded_together(decoder):
     async def scenario():
         batcher = Batcher(decoder, batch_size=64)
         await batcher.start()
@@ -62,9 +72,7 @@ def test_requests_that_arrive_together_are_decoded_together():
     assert (stats.requests, stats.inputs, stats.batches, stats.largest) == (6, 11, 2, 10)
 
 
-def test_batch_size_caps_what_is_taken_at_once():
-    decoder = RecordingDecoder()
-
+def test_batch_size_caps_what_is_taken_at_once(decoder):
     async def scenario():
         batcher = Batcher(decoder, batch_size=3)
         await batcher.start()
@@ -79,9 +87,7 @@ def test_batch_size_caps_what_is_taken_at_once():
     assert decoder.batches == [["0", "1", "2"], ["3", "4", "5"], ["6"]]
 
 
-def test_a_failing_request_fails_alone():
-    decoder = RecordingDecoder()
-
+def test_a_failing_request_fails_alone(decoder):
     async def scenario():
         batcher = Batcher(decoder)
         await batcher.start()
@@ -101,9 +107,7 @@ def test_a_failing_request_fails_alone():
     assert decoder.batches[:5] == [["x", "y", "boom", "z"], ["x"], ["y"], ["boom"], ["z"]]  # together, then one by one
 
 
-def test_stop_answers_every_accepted_request_and_then_refuses():
-    decoder = RecordingDecoder()
-
+def test_stop_answers_every_accepted_request_and_then_refuses(decoder):
     async def scenario():
         batcher = Batcher(decoder, batch_size=2)
         await batcher.start()
@@ -122,9 +126,7 @@ def test_stop_answers_every_accepted_request_and_then_refuses():
     assert results == [[{"text": str(i)}] for i in range(9)]
 
 
-def test_a_full_queue_is_refused():
-    decoder = RecordingDecoder()
-
+def test_a_full_queue_is_refused(decoder):
     async def scenario():
         batcher = Batcher(decoder, max_queue=4)
         await batcher.start()
@@ -296,7 +298,7 @@ def answering_client():
         ("What is the capital of Texas?", True, "austin"),
         ("What rivers run through New York?", True, "allegheny, delaware, hudson"),
         ("Where is nothing?", True, "none (the query ran and found nothing)"),
-        ("A slow one", False, "the query ran past the executor's time limit"),
+        ("A slow one", False, "the query ran past one of the executor's limits on time or Prolog calls"),
         ("Something broken", False, "the query could not run (it is malformed, names an unknown predicate, or failed while running)"),
     ],
 )
@@ -412,29 +414,30 @@ def test_tree_and_tag_pictures():
 def post(url: str, body: dict) -> tuple[int, dict]:
     request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"content-type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=120) as response:
+        with urllib.request.urlopen(request, timeout=GENEROUS) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
 
 
 def test_sigterm_finishes_every_accepted_request_then_exits(dependency_archive):
-    server = start_server(dependency_archive, "--batch-size", "8", "--beam-size", "5", "--device", "cpu", threads=1)
+    server = start_server(dependency_archive, "--batch-size", "8", "--beam-size", "5", "--device", "cpu", threads=1, timeout=GENEROUS)
     process, url = server.process, server.url
     long = " ".join(["the old dog saw a cat near the house"] * 3)
     bodies = [{"inputs": [f"{long} {i} {j}" for j in range(8)]} for i in range(12)]
     try:
         with ThreadPoolExecutor(len(bodies)) as pool:
             futures = [pool.submit(post, f"{url}/predict", body) for body in bodies]
-            for _ in range(200):  # until requests are queued behind a decode
-                if json.loads(urllib.request.urlopen(f"{url}/health", timeout=5).read())["waiting"] > 0:
-                    break
-                time.sleep(0.02)
-            else:
-                raise AssertionError("no request was ever seen waiting")
+
+            def queued() -> bool:  # requests queued behind a decode, or (were decoding ever that fast) all answered
+                waiting = json.loads(urllib.request.urlopen(f"{url}/health", timeout=GENEROUS).read())["waiting"]
+                return waiting > 0 or all(future.done() for future in futures)
+
+            wait_for(queued, "requests queued behind a decode")
+            assert not all(future.done() for future in futures), "every request was answered before one was seen waiting"
             process.send_signal(signal.SIGTERM)
             results = [future.result() for future in futures]
-        code = process.wait(timeout=120)
+        code = process.wait(timeout=GENEROUS)
     finally:
         if process.poll() is None:
             process.kill()
@@ -449,7 +452,7 @@ def test_sigterm_finishes_every_accepted_request_then_exits(dependency_archive):
 
 
 def test_serve_without_an_archive_is_one_error_line(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "toolkit", "serve", str(tmp_path / "missing.tar.gz")], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-m", "toolkit", "serve", str(tmp_path / "missing.tar.gz")], capture_output=True, text=True, timeout=GENEROUS)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1].startswith("error: archive not found")
     assert "Traceback" not in result.stderr

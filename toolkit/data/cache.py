@@ -90,6 +90,6 @@ def cached(directory: str | Path | None, key: str, compute: Callable[[], Sequenc
     if not write:
         return items
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, lambda temporary: temporary.write_bytes(pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL)))
+    atomic_write(path, lambda temporary: temporary.write_bytes(pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL)), shared_folder=True)  # runs share a cache
     logger.info("cached %d preprocessed examples in %s", len(items), path)
     return items
