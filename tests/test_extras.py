@@ -12,8 +12,19 @@ from toolkit.extras import EXTRAS, install_hint
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("toolkit", "predictors", "transition_systems", "tree_codecs", "benchmarks", "examples")
 CANONICAL = re.compile(r'pip install "parsing-toolkit\[([\w,-]+)\]"')
-# `pip install` hints that are not about an extra: a plugin archive's own distribution, pinned
-NOT_EXTRAS = {"toolkit/plugins.py": ("pip install {distribution}=={wanted}", "pip install it")}
+# `pip install` hints that are not about an extra: how to install a plugin package an archive needs
+# again, from where it came from (an index, pinned; a folder, editable or not; a URL or a VCS)
+NOT_EXTRAS = {
+    "toolkit/plugins.py": (
+        "pip install NAME==V``",
+        "pip install -e PATH``",
+        "pip install PATH``",
+        "pip install {name}",
+        "pip install {shlex.quote(where)}",
+        "pip install -e {shlex.quote(where)}",
+        "pip install it",
+    )
+}
 
 
 def setup_cfg_extras() -> set[str]:

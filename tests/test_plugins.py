@@ -266,7 +266,7 @@ def test_pip_installed_plugin_trains_and_predicts_through_the_cli(tmp_path):
     ],
 )
 def test_a_missing_plugin_is_installed_again_from_where_it_came(record, where, install):
-    assert plugins.install_hint({"package": "my_parsers", **record}) == (where, install)
+    assert plugins.reinstall_hint({"package": "my_parsers", **record}) == (where, install)
 
 
 @pytest.mark.slow  # a new virtual environment and an editable pip install
@@ -282,4 +282,4 @@ def test_an_editable_install_is_recorded_as_one(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     [record] = json.loads(result.stdout)
     assert record["direct_url"]["dir_info"] == {"editable": True} and record["direct_url"]["url"] == source.as_uri()
-    assert plugins.install_hint(record) == (f"toolkit-example-plugin 0.1.0, an editable install of {source}", f"pip install -e '{source}'")
+    assert plugins.reinstall_hint(record) == (f"toolkit-example-plugin 0.1.0, an editable install of {source}", f"pip install -e '{source}'")

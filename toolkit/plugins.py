@@ -194,7 +194,7 @@ def write_plugins(directory: Path, classes: Iterable[type]) -> None:
     write_atomically(directory / PLUGINS_NAME, json.dumps(plugin_records(classes), indent=2) + "\n")
 
 
-def install_hint(record: dict[str, Any]) -> tuple[str, str]:
+def reinstall_hint(record: dict[str, Any]) -> tuple[str, str]:
     """(where the package came from, the command that installs it from there again), from its record.
 
     ``pip install NAME==V`` only for a distribution from a package index (no PEP 610 record);
@@ -241,7 +241,7 @@ def require_plugins(directory: Path, archive: Path) -> list[str]:
     for record in records:
         package, distribution_name, wanted = record["package"], record.get("distribution"), record.get("version")
         if not import_plugin(package):
-            where, install = install_hint(record)
+            where, install = reinstall_hint(record)
             raise ArchiveError(f"{archive} needs the plugin package '{package}'{f' ({where})' if where else ''}, which is not installed: {install}")
         installed = distribution_of(package)
         if distribution_name and installed and installed[1] != wanted:

@@ -311,10 +311,13 @@ class GradientDescentTrainer(Trainer, Validation):
             collate_fn=model.collate,
             num_workers=self.num_workers,
             pin_memory=self.device.type == "cuda",
-            generator=torch.Generator().manual_seed(epoch),  # its own: a loader's seed drawn from torch's would shift dropout in a resumed epoch
         )
+        rng = torch.get_rng_state()
+        loaded = iter(loader)  # draws the loader's seed from torch's generator
+        if first:  # a resumed epoch drew it when it began, before the state it resumes from was saved
+            torch.set_rng_state(rng)
         progress = tqdm(
-            loader,
+            loaded,
             desc=f"epoch {epoch}",
             initial=first,
             total=len(batches),
