@@ -114,7 +114,7 @@ class StaticOracle:
         # adjectives of place (Turkish: country "Turkey"), made whole by DEMONYM at the word the aligner gave them
         self.demonyms: set[str] = set()
         for entity, token in self.alignment.tokens.items():
-            if entity in self.entities or self.span_at.get(token, token + 1) != token + 1 or token in covered:
+            if entity in self.entities or entity in self.mentioned or self.span_at.get(token, token + 1) != token + 1 or token in covered:
                 continue
             entity_type, name = sentence.demonym(token, token + 1) or ("", "")
             parts = self._simple_name(entity, children) if self.gold.labels[entity] == entity_type else None
@@ -154,7 +154,8 @@ class StaticOracle:
         entity_type = self.system.entity_type(mention.kind, words)
         strings = ['"' + word.replace('"', "'") + '"' for word in words]
         for entity in self.named_at.get((mention.start, mention.end), ()):
-            if self.gold.labels[entity] == entity_type:
+            # not one an earlier mention took (a date-entity with a :name): the parts that one makes would never be made
+            if self.gold.labels[entity] == entity_type and entity not in self.mentioned:
                 parts = self._simple_name(entity, self.children)
                 if parts is not None and [self.gold.labels[op] for op in parts[1:]] == strings:
                     return entity, NAME, parts
