@@ -1,26 +1,33 @@
-"""Answering raw GEO questions end to end: accuracy on twenty fresh questions, and answers per second.
+"""Answering raw GEO questions end to end: right, wrong and abstained on fresh questions, and answers per second.
 
-A trained raw-GEO archive (``jsonnet_configs/geo_raw_transformer.jsonnet``) is loaded with
-``toolkit.load_predictor`` on the CPU, on one thread (``torch.set_num_threads(1)``). Its predictor
-parses a question as a user typed it (entities found and replaced by placeholders, the query
-decoded, the entities restored) and runs the query with the archive's executor (the executor of its
-``denotation_accuracy`` metric, SWI-Prolog over Geobase):
+A trained raw-GEO archive (``jsonnet_configs/geo_raw_transformer.jsonnet``; by default ``runs/geo``, where
+the README's command trains it) is loaded with ``toolkit.load_predictor`` on the CPU, on one thread
+(``torch.set_num_threads(1)``). Its predictor parses a question as a user typed it (entities found and
+replaced by placeholders, the query decoded, the entities restored) and runs the query with the archive's
+executor (the executor of its ``denotation_accuracy`` metric, SWI-Prolog over Geobase):
 
-1. **Fresh questions**: the twenty of ``tests/fixtures/geo_fresh_questions.tsv`` (written for it,
-   in none of GEO's files; see ``tests/test_fresh_questions.py``). A question is right when its
-   answer is the fixture's; each miss is listed with the predicted query, its answer (or why it has
-   none) and the gold one.
-2. **Speed**: the raw test questions (``geo_prolog_test.tsv``, first column: 280), ``--batch-size``
-   at a time (1: one user question a call), after a warm-up on the first 20. *Parse only* is the
-   baseline: the predictor with no executor, so it writes the query alone. *Parse + execute* is the
-   predictor with a fresh copy of the archive's executor each pass: its memo is empty (a query the
-   pass repeats is memoized, as in use) and its ``swipl`` worker is started before the clock, so the
-   rate counts the queries' execution and not the worker's start-up (printed apart). *Execute only*
-   runs the pass's predicted queries one at a time on another fresh executor. The modes take turns,
-   ``--repeat`` passes each; the fastest pass of each is reported, as wall time and as CPU time
+1. **Fresh questions**, each ``--questions`` file in turn (by default the first twenty,
+   ``tests/fixtures/geo_fresh_questions.tsv``, and the dev half of the larger set,
+   ``tests/fixtures/geo_fresh_dev.tsv``; the held-back half, ``geo_fresh_heldout.tsv``, is scored once, at
+   the end, by naming it). Each output is **right**, **wrong** or **abstained**: an output without an
+   ``answer`` (its ``answer_error`` says why, or the predictor could not read the question) abstains; an
+   answer is right when it is the file's. For a question Geobase cannot answer (no gold query; style
+   ``unanswerable``) the right output is an abstention, and any answer is wrong. Each file is reported
+   as a whole and, where its lines have styles (``tests/fixtures/geo_fresh_build.py``), per style (a
+   question counts under each of its styles), with the rates; each wrong answer is listed with the
+   predicted query, its answer and the gold one, and each abstention on an answerable question with its
+   reason. A table at the end sums up every file and search.
+2. **Speed** (``--no-speed`` skips it): the raw test questions (``geo_prolog_test.tsv``, first column:
+   280), ``--batch-size`` at a time (1: one user question a call), after a warm-up on the first 20.
+   *Parse only* is the baseline: the predictor with no executor, so it writes the query alone. *Parse +
+   execute* is the predictor with a fresh copy of the archive's executor each pass: its memo is empty (a
+   query the pass repeats is memoized, as in use) and its ``swipl`` worker is started before the clock,
+   so the rate counts the queries' execution and not the worker's start-up (printed apart). *Execute
+   only* runs the pass's predicted queries one at a time on another fresh executor. The modes take
+   turns, ``--repeat`` passes each; the fastest pass of each is reported, as wall time and as CPU time
    (this process's and its reaped ``swipl`` workers', their start-up taken out), each with its speed
-   ratio to parse only. On a machine busy with other work the wall times wander by more than
-   execution costs; the CPU times hold still.
+   ratio to parse only. On a machine busy with other work the wall times wander by more than execution
+   costs; the CPU times hold still.
 
 **Execution-guided decoding** (Wang et al., 2018; ``BeamSearch.guided_by``, as ``toolkit predict
 --execution-guided``): the beam takes its best hypothesis whose query answers something. With a
@@ -29,8 +36,8 @@ archive's search does (``model.search.execution_guided`` in its config), or as `
 / ``--no-execution-guided`` say; guided, parsing executes queries itself (each pass's beam gets a
 fresh executor, shared with the answers in *parse + execute*, as a guided predictor shares its own).
 
-    python benchmarks/geo_answers.py [--archive runs/geo_raw/model.tar.gz] [--beam-size K]
-        [--batch-size 1] [--repeat 2] [--execution-guided | --no-execution-guided]
+    python benchmarks/geo_answers.py [--archive runs/geo] [--questions FILE ...] [--beam-size K]
+        [--batch-size 1] [--repeat 2] [--execution-guided | --no-execution-guided] [--no-speed]
 
 Rates compare only within one run: another process on the machine slows every mode.
 """
@@ -41,6 +48,7 @@ import copy
 import json
 import resource
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -48,18 +56,83 @@ import torch
 from toolkit.params import data_root
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURE = REPO / "tests" / "fixtures" / "geo_fresh_questions.tsv"
+FIXTURES = REPO / "tests" / "fixtures"
+QUESTIONS = [FIXTURES / "geo_fresh_questions.tsv", FIXTURES / "geo_fresh_dev.tsv"]
 WARMUP = 20
+VERDICTS = ("right", "wrong", "abstained")
 
 
-def read_fixture(path: Path) -> list[tuple[str, str, list[str]]]:
-    """(question, gold query, answers) per line of a fresh-questions file."""
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            question, gold, answers = line.split("\t")
-            rows.append((question, gold, json.loads(answers)))
-    return rows
+@dataclass(frozen=True)
+class FreshQuestion:
+    """A question of a fresh-questions file; *answers* ``None``: Geobase cannot answer it, the right output abstains."""
+
+    question: str
+    gold: str | None
+    answers: list[str] | None
+    styles: tuple[str, ...] = ()
+
+
+def read_questions(path: Path) -> list[FreshQuestion]:
+    """The questions of a fresh-questions file, in either format: question, gold query and JSON answers (the first
+    twenty), or those and the styles, comma-separated, after a ``#`` header (``-`` and ``null`` for a question
+    Geobase cannot answer: the larger set, ``tests/fixtures/geo_fresh_build.py``).
+    """
+    questions = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        columns = line.split("\t")
+        if len(columns) not in (3, 4):
+            raise SystemExit(f"error: {path}:{number}: expected question<TAB>gold query<TAB>JSON answers[<TAB>styles], got {len(columns)} columns")
+        question, gold, answers = columns[:3]
+        styles = tuple(columns[3].split(",")) if len(columns) == 4 else ()
+        questions.append(FreshQuestion(question, None if gold == "-" else gold, json.loads(answers), styles))
+    return questions
+
+
+def verdict(question: FreshQuestion, output: dict) -> str:
+    """``"right"``, ``"wrong"`` or ``"abstained"``: an output without an ``answer`` (``answer_error``, or ``error`` for
+    a question the predictor could not read) abstains, which is right where Geobase cannot answer the question.
+    """
+    if "answer" not in output:
+        return "right" if question.answers is None else "abstained"
+    return "right" if output["answer"] == question.answers else "wrong"
+
+
+def counts(verdicts: list[str], digits: int = 1) -> list[str]:
+    """How many of *verdicts* are right, wrong and abstained, each with its rate: ``["12 (60.0%)", "5 (25.0%)", "3 (15.0%)"]``."""
+    return [f"{verdicts.count(kind)} ({100 * verdicts.count(kind) / max(len(verdicts), 1):.{digits}f}%)" for kind in VERDICTS]
+
+
+def shown(answers: list[str], most: int = 8) -> str:
+    """*answers* as a list, its first *most* only where it is longer (with how many there are)."""
+    return str(answers) if len(answers) <= most else f"{str(answers[:most])[:-1]}, ... ({len(answers)} answers)]"
+
+
+def score(predictor, questions: list[FreshQuestion], title: str) -> list[str]:
+    """Prints *predictor*'s right, wrong and abstained on *questions*, per style where they have styles, and each
+    wrong answer and each abstention on a question Geobase answers; returns the verdicts.
+    """
+    outputs = predictor.predict_batch([question.question for question in questions])
+    verdicts = [verdict(question, output) for question, output in zip(questions, outputs)]
+    print(f"\n{title}: {len(questions)} questions; " + ", ".join(f"{kind} {count}" for kind, count in zip(VERDICTS, counts(verdicts))))
+    styles = list(
+        dict.fromkeys([question.styles[0] for question in questions if question.styles] + [style for question in questions for style in question.styles])
+    )
+    if styles:
+        print("| style | questions | right | wrong | abstained |\n|---|---:|---:|---:|---:|")
+        for style in styles:
+            chosen = [kind for question, kind in zip(questions, verdicts) if style in question.styles]
+            print(f"| {style} | {len(chosen)} | {' | '.join(counts(chosen, digits=0))} |")
+    for question, output, kind in zip(questions, outputs, verdicts):
+        gold = (
+            f"{question.gold}  ->  {shown(question.answers)}" if question.answers is not None else "none: Geobase cannot answer it, the right output abstains"
+        )
+        if kind == "wrong":
+            print(f"  wrong: {question.question}\n    predicted {output.get('logical_form')}  ->  {shown(output['answer'])}\n    gold      {gold}")
+        elif kind == "abstained":
+            print(f"  abstained: {question.question}: {output.get('answer_error') or output.get('error')}")
+    return verdicts
 
 
 def fresh_executor(executor):
@@ -85,20 +158,9 @@ def answer_all(predictor, questions: list[str], batch_size: int) -> tuple[list[d
     return outputs, time.perf_counter() - start
 
 
-def fresh_accuracy(predictor, rows: list[tuple[str, str, list[str]]], title: str) -> None:
-    """Prints how many fixture questions the predictor answers as the fixture does, and each miss."""
-    outputs = predictor.predict_batch([question for question, _, _ in rows])
-    misses = [(row, output) for row, output in zip(rows, outputs) if output.get("answer") != row[2]]
-    right = len(rows) - len(misses)
-    print(f"\n{title}: {right}/{len(rows)} answered right ({100 * right / len(rows):.1f}%)")
-    for (question, gold, answers), output in misses:
-        found = output["answer"] if "answer" in output else f"<{output.get('answer_error') or output.get('error')}>"
-        print(f"  miss: {question}\n    predicted {output.get('logical_form')}  ->  {found}\n    gold      {gold}  ->  {answers}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--archive", default=str(REPO / "runs" / "geo_raw" / "model.tar.gz"))
+    parser.add_argument("--archive", default=str(REPO / "runs" / "geo"), help="a model.tar.gz or a training directory (default: the README's runs/geo)")
     parser.add_argument("--beam-size", type=int, default=None, help="a beam of this size instead of the archive's own search")
     parser.add_argument(
         "--execution-guided",
@@ -106,43 +168,65 @@ def main() -> None:
         default=None,
         help="time the beam that takes its best hypothesis whose query answers something (default: as the archive's search does)",
     )
-    parser.add_argument("--fixture", default=str(FIXTURE), help="question<TAB>gold query<TAB>JSON answers, one a line")
+    parser.add_argument(
+        "--questions",
+        "--fixture",
+        action="append",
+        type=Path,
+        help="a fresh-questions file to score, question<TAB>gold query<TAB>JSON answers[<TAB>styles] a line; again for more "
+        "(default: tests/fixtures/geo_fresh_questions.tsv and tests/fixtures/geo_fresh_dev.tsv)",
+    )
     parser.add_argument("--test", default=str(Path(data_root()) / "geo-raw" / "geo_prolog_test.tsv"), help="the questions timed: the first column")
     parser.add_argument("--batch-size", type=int, default=1, help="questions per predict_batch call")
     parser.add_argument("--repeat", type=int, default=2, help="timed passes of each mode (the fastest is reported)")
+    parser.add_argument("--speed", action=argparse.BooleanOptionalAction, default=True, help="time the modes on the test questions (--no-speed: score only)")
     args = parser.parse_args()
     if args.batch_size < 1 or args.repeat < 1:
         parser.error("--batch-size and --repeat must be at least 1")
+    files = args.questions or QUESTIONS
+    if missing := [str(path) for path in files if not path.is_file()]:
+        parser.error(f"no such questions file: {', '.join(missing)}")
+    question_sets = {path: read_questions(path) for path in files}
     torch.set_num_threads(1)
     with contextlib.suppress(RuntimeError):  # settable once per process, before any parallel work
         torch.set_num_interop_threads(1)
 
     from toolkit import load_predictor
     from toolkit.decoding import BeamSearch
+    from toolkit.errors import ToolkitError
 
-    predictor = load_predictor(args.archive, device="cpu", beam_size=args.beam_size)
+    try:
+        predictor = load_predictor(args.archive, device="cpu", beam_size=args.beam_size)
+    except ToolkitError as error:
+        raise SystemExit(f"error: {error} (train it with the README's command, or give --archive)") from None
     executor = predictor.executor
     if executor is None:
-        raise SystemExit(f"{args.archive} has no executor (no denotation_accuracy metric): it answers nothing")
+        raise SystemExit(f"error: {args.archive} has no executor (no denotation_accuracy metric): it answers nothing")
     search = copy.copy(predictor.search or predictor.model.search)  # the archive's own, unguided below
     can_guide = isinstance(search, BeamSearch) and hasattr(search, "guided_by")
     archive_guided = getattr(search, "execution_guided", None) is not None
     guide = archive_guided if args.execution_guided is None else args.execution_guided
     if guide and not can_guide:
-        raise SystemExit(f"--execution-guided chooses among a beam's hypotheses, and the search is {type(search).__name__}: give --beam-size K")
+        raise SystemExit(f"error: --execution-guided chooses among a beam's hypotheses, and the search is {type(search).__name__}: give --beam-size K")
     if archive_guided:
         search.execution_guided = None
-    shown = f"{type(search).__name__}{f', beam {search.beam_size}' if isinstance(search, BeamSearch) else ''}"
-    print(f"archive {args.archive}; search {shown}{' (execution-guided in the archive)' if archive_guided else ''}; 1 CPU thread")
+    described = f"{type(search).__name__}{f', beam {search.beam_size}' if isinstance(search, BeamSearch) else ''}"
+    print(f"archive {args.archive}; search {described}{' (execution-guided in the archive)' if archive_guided else ''}; 1 CPU thread")
 
-    rows = read_fixture(Path(args.fixture))
+    searches = {"plain beam" if can_guide else described: search, **({"execution-guided": search.guided_by(executor)} if can_guide else {})}
+    summary = []
+    for name, chosen in searches.items():
+        predictor.search = chosen
+        for path, rows in question_sets.items():
+            summary.append((path.name, name, len(rows), score(predictor, rows, f"{path.name}, {name}")))
+        if chosen is not search:
+            print(f"  the guidance changed {chosen.guided_changes} choice(s) in these files")
     predictor.search = search
-    fresh_accuracy(predictor, rows, f"fresh questions ({Path(args.fixture).name}){', plain beam' if can_guide else ''}")
-    if can_guide:
-        predictor.search = search.guided_by(executor)
-        fresh_accuracy(predictor, rows, "fresh questions, execution-guided")
-        print(f"  the guidance changed {predictor.search.guided_changes} choice(s)")
-        predictor.search = search
+    print("\n| questions | search | n | right | wrong | abstained |\n|---|---|---:|---:|---:|---:|")
+    for name, searched, count, verdicts in summary:
+        print(f"| {name} | {searched} | {count} | {' | '.join(counts(verdicts))} |")
+    if not args.speed:
+        return
 
     questions = [line.split("\t")[0] for line in Path(args.test).read_text(encoding="utf-8").splitlines() if line.strip()]
     guided: list = []  # the guided beams of the timed passes, each with its fresh executor

@@ -11,6 +11,8 @@
 // (denotation_accuracy) and by the query (exact_match).
 //   plain token sequence instead of trees: -o '{"grammar.grammar": {"type": "sequence", "max_length": 150}, "model.decoder.positional_encoding": null}'
 //   without execution-guided decoding: -o '{"model.search.execution_guided": null}' (or evaluate --beam-size 5)
+//   without answer kinds (any answer fits any question): -o '{"model.search.answer_kinds": null}'
+//   without abstaining (answer with the best reading even where none passes): -o '{"model.search.abstain": false}'
 local data_root = std.extVar('DATA_ROOT');
 local raw = data_root + '/geo-raw';
 local dim = 256;
@@ -19,17 +21,45 @@ local heads = 4;
 local dropout = 0.3;
 local anonymizer = {
   type: 'geo_prolog',
-  finder: { type: 'lexicon', lexicon: { path: raw + '/geo_entities.json' } },
+  // prefixed_names: "lake erie" is the low point and the lake erie, "mount rainier" the high point and the mountain rainier
+  finder: { type: 'lexicon', lexicon: { path: raw + '/geo_entities.json' }, prefixed_names: true },
   unknown: 'keep',
   type_words: true,
 };
 local executor = { type: 'geoquery_prolog', database: raw };
 
 {
-  dataset_reader: { type: 'tsv', anonymizer: anonymizer },
+  // Training data beyond the 600 questions (docs/recombination.md), every strategy off (ratio 0: new examples per
+  // training question): Jia & Liang's recombination of the raw data (entities, whole_phrases, concat) and questions
+  // written from Geobase's schema (templates). A draw is kept if the grammar derives it and Geobase answers it.
+  //   recombination on: -o jsonnet_configs/overrides/geo_raw_recombination.jsonnet
+  //   templates on: -o jsonnet_configs/overrides/geo_raw_templates.jsonnet (both: give both -o)
+  //   one ratio: -o '{"dataset_reader.strategies.templates.ratio": 0.25}'
+  dataset_reader: {
+    type: 'recombination',
+    base_reader: { type: 'tsv', anonymizer: anonymizer },
+    strategies: {
+      entities: { type: 'abs_entities', ratio: 0 },
+      whole_phrases: { type: 'abs_whole_phrases', ratio: 0 },
+      concat: { type: 'concat', k: 2, ratio: 0, max_target_tokens: 150 },
+      templates: { type: 'geo_templates', ratio: 0 },
+    },
+    check: { executor: executor { max_inferences: 5000000 }, grammar: $.grammar },  // slow draws are dropped, not waited for
+    seed: 13,
+  },
+  validation_dataset_reader: { type: 'tsv', anonymizer: anonymizer },  // validation, test and questions asked: never augmented
   train_data_path: raw + '/geo_prolog_train.tsv',
   test_data_path: raw + '/geo_prolog_test.tsv',  // test_fixed writes its corrected queries in Prolog's own syntax, not the data's tokens
-  grammar: { type: 'anonymized', anonymizer: anonymizer, grammar: { type: 'lcrs_dfs', max_nodes: 150, format: 'prolog' } },
+  // all_constructors: the vocabulary holds every id constructor (_lakeid, _mountainid: in no training query) and e0..e5.
+  // constrain_constructors (off: see docs/guides/semantic.md, "Every kind of entity"): an id constructor only where a
+  // mention of the question fits it, and under it only such placeholders, so every query decoded restores.
+  grammar: {
+    type: 'anonymized',
+    anonymizer: anonymizer,
+    grammar: { type: 'lcrs_dfs', max_nodes: 150, format: 'prolog' },
+    all_constructors: true,
+    constrain_constructors: false,
+  },
   vocabulary: { min_count: { tokens: 1 } },
   model: {
     type: 'encoder_decoder',
@@ -42,8 +72,10 @@ local executor = { type: 'geoquery_prolog', database: raw };
     },
     tie_output_embeddings: true,
     label_smoothing: 0.1,
-    // Execution-guided decoding: of the beam's finished queries, the best one that answers.
-    search: { type: 'beam', beam_size: 5, execution_guided: executor },
+    // Execution-guided decoding: of the beam's finished queries, the best one that answers, with an answer of
+    // the kind the question asks for ("how many": a number) and about entities the question names; where
+    // none does, the predictor says it cannot answer rather than guess (the best one is still scored).
+    search: { type: 'beam', beam_size: 5, execution_guided: executor, answer_kinds: { type: 'geo_english' }, abstain: true },
   },
   metrics: [{ type: 'exact_match' }, { type: 'denotation_accuracy', executor: executor }],
   trainer: {

@@ -7,7 +7,8 @@ from toolkit.archive import Archive
 from toolkit.data.example import Example
 from toolkit.decoding import Search
 from toolkit.errors import DataError, ToolkitError
-from toolkit.execution import Denotation, Executor
+from toolkit.execution import Executor
+from toolkit.grammars.anonymized import unnamed_entities
 
 
 def archive_executor(archive: Archive) -> Executor | None:
@@ -21,10 +22,17 @@ def archive_executor(archive: Archive) -> Executor | None:
 class SemanticParserPredictor(Predictor):
     """Input: a plain question per line, or ``{"question": "..."}``; output: ``{"question", "logical_form"}``,
     and ``"answer"`` (a list) where the archive scores by execution (a ``denotation_accuracy`` metric):
-    its executor runs the logical form (``"answer_error"`` says why a form has no answer: ``error``,
-    ``timeout`` or ``memory``, then what the executor said, e.g. which limit stopped it; an answer
-    that is not ground is an error, never an answer).
-    The question is the one the user asked, before its entities were replaced by placeholders.
+    its executor runs the logical form. Where there is no answer, ``"answer_error"`` says why in plain
+    words: the query could not run, or ran past a limit of the executor (and what the executor said,
+    e.g. which limit), or names an entity the question does not name ("I found no river named in the
+    question"); an answer that is not ground is an error, never an answer.
+
+    With a search that abstains (``abstain``, :class:`~toolkit.decoding.BeamSearch`), the predictor
+    gives no answer rather than a guess: where no reading of the question passes (it fails to run, names
+    an entity the question does not, or is not of the kind the question asks for, with the search's
+    ``answer_kinds``), the output has ``"abstained": true`` and ``answer_error`` says why ("the question
+    asks for a number, and no reading of it gives one"). The search still returned its best reading: the
+    ``logical_form``. The question is the one the user asked, before its entities were replaced by placeholders.
     """
 
     writes = "text"
@@ -41,20 +49,29 @@ class SemanticParserPredictor(Predictor):
         raise DataError('a JSON input line needs a "question" string')
 
     def to_json(self, example: Example, prediction: Any) -> dict[str, Any]:
-        output = {"question": example.meta.get("question", " ".join(example.tokens)), "logical_form": str(prediction)}
-        unrestored = self.anonymizer.unrestored(str(prediction)) if self.anonymizer is not None else []
-        if self.executor is not None and unrestored:  # "stateid(e0)" would run, and answer nothing about anything
-            output["answer_error"] = f"the query has {', '.join(unrestored)} where no entity of the question fits"
-        elif self.executor is not None:
-            try:
-                [denotation] = self.executor.execute([str(prediction)])
-            except ToolkitError as error:  # no swipl: the logical form is still worth writing
-                output["answer_error"] = str(error)
-            else:
-                output.update({"answer": list(denotation.answers)} if denotation.ok else {"answer_error": failure_text(denotation)})
-        return output
+        question = example.meta.get("question", " ".join(example.tokens))
+        output = {"question": question, "logical_form": str(prediction)}
+        if self.executor is None:
+            return output
+        search = self.search or self.model.search
+        kinds, abstain = getattr(search, "answer_kinds", None), bool(getattr(search, "abstain", False))
+        mentions = example.meta.get("mentions", ())
+        # "stateid(e0)" would run, and answer nothing about anything; with abstain, an entity the question does not name counts too
+        unnamed = unnamed_entities(self.anonymizer, str(prediction), question if abstain else None, mentions) if self.anonymizer is not None else []
+        if unnamed:
+            return {**output, "answer_error": found_no(unnamed, mentions), **({"abstained": True} if abstain else {})}
+        try:
+            [denotation] = self.executor.execute([str(prediction)])
+        except ToolkitError as error:  # no swipl: the logical form is still worth writing
+            return {**output, "answer_error": str(error)}
+        problem = denotation.why() if not denotation.ok else kinds.problem(question, denotation) if kinds is not None else None
+        if problem is not None and (abstain or not denotation.ok):
+            return {**output, "answer_error": problem, **({"abstained": True} if abstain else {})}
+        return {**output, "answer": list(denotation.answers)}
 
 
-def failure_text(denotation: Denotation) -> str:
-    """A failed denotation as ``answer_error`` writes it: its kind, then the executor's detail (``timeout: over the time limit (60 s)``)."""
-    return f"{denotation.failure}: {denotation.detail}" if denotation.detail else str(denotation.failure)
+def found_no(kinds: list[str], mentions) -> str:
+    """Why a query about entities of *kinds* has no answer, in words: "I found no lake, river or state named in the question"."""
+    kinds = list(kinds) if mentions else ["state", "city", "river", "lake", "mountain"]  # it names nothing at all
+    listed = kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} or {kinds[-1]}"
+    return f"I found no {listed} named in the question"

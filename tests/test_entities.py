@@ -337,3 +337,111 @@ def test_real_lexicon_ambiguity_and_unseen_entities(geo_anonymizer):
     assert mention.candidates == (Entity("scottsdale", "city"),)
     readings = {entity.type for entity in geo_anonymizer.lexicon.lookup("washington")}
     assert readings == {"state", "city"}
+
+
+# ------------------------------------------------------------------ every entity kind: lakes, mountains, places (issue 61 item 3)
+
+# Questions written for these tests from Geobase's schema (geobase.pl's lake/3, mountain/4 and highlow/6 facts, geoquery.pl's
+# lakeid/mountainid/placeid), not from GEO's questions: each with a gold query and what the anonymized question reads.
+KINDS = [
+    (
+        "which states is lake tahoe in ?",
+        "which states is lake lake e0 in ?",
+        "_answer ( A , ( _state ( A ) , _loc ( B , A ) , _const ( B , _lakeid ( tahoe ) ) ) )",
+    ),
+    (
+        "how high is mount rainier ?",
+        "how high is highest_point mountain e0 ?",
+        "_answer ( A , ( _elevation ( B , A ) , _const ( B , _mountainid ( rainier ) ) ) )",
+    ),
+    (
+        "how high is mount rainier ?",
+        "how high is highest_point mountain e0 ?",
+        "_answer ( A , ( _elevation ( B , A ) , _const ( B , _placeid ( ' mount rainier ' ) ) ) )",
+    ),
+    (
+        "how tall is Mt. Whitney ?",
+        "how tall is highest_point mountain e0 ?",
+        "_answer ( A , ( _elevation ( B , A ) , _const ( B , _mountainid ( whitney ) ) ) )",
+    ),
+    (
+        "which states touch lake erie ?",
+        "which states touch lowest_point lake e0 ?",
+        "_answer ( A , ( _state ( A ) , _loc ( B , A ) , _const ( B , _lakeid ( erie ) ) ) )",
+    ),
+    ("where is the salton sea ?", "where is the lake e0 ?", "_answer ( A , ( _loc ( B , A ) , _const ( B , _lakeid ( ' salton sea ' ) ) ) )"),
+    (
+        "what is the elevation of death valley ?",
+        "what is the elevation of lowest_point e0 ?",
+        "_answer ( A , ( _elevation ( B , A ) , _const ( B , _placeid ( ' death valley ' ) ) ) )",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def kinds_anonymizer() -> GeoPrologAnonymizer:
+    """The real lexicon, its names that start with lake or mount read as the lake or mountain too, with type words."""
+    if not (GEO_RAW / "geo_entities.json").exists():
+        pytest.skip(f"raw GEO data not found at {GEO_RAW} (set DATA_ROOT)")
+    finder = MentionFinder.from_params({"type": "lexicon", "lexicon": {"path": str(GEO_RAW / "geo_entities.json")}, "prefixed_names": True})
+    return GeoPrologAnonymizer(finder, type_words=True)
+
+
+@pytest.mark.parametrize(("question", "anonymized", "gold"), KINDS)
+def test_lakes_mountains_and_places_anonymize_and_restore(kinds_anonymizer, question, anonymized, gold):
+    """The type words name the kind; the constant becomes the placeholder under its own constructor and comes back from the question alone."""
+    result = kinds_anonymizer.anonymize(question.split(), gold)
+    assert " ".join(result.question) == anonymized
+    assert result.replaced == 1 and not result.unmatched
+    constructor = next(token for token in gold.split() if token.endswith("id"))
+    assert f"{constructor} ( e0 )" in " ".join(result.logical_form)
+    assert kinds_anonymizer.restore(result.logical_form, kinds_anonymizer.anonymize(question.split()).placeholders).text == gold
+
+
+def test_a_name_reads_as_every_kind_it_can_be_and_no_other(kinds_anonymizer, lexicon_path):
+    erie = kinds_anonymizer.anonymize("which states touch lake erie ?".split()).placeholders
+    assert kinds_anonymizer.restore("_const ( B , _placeid ( e0 ) )", erie).text == "_const ( B , _placeid ( ' lake erie ' ) )"
+    with pytest.raises(RestoreError, match="under _cityid"):  # erie the city is no reading of "lake erie"
+        kinds_anonymizer.restore("_const ( B , _cityid ( e0 , _ ) )", erie)
+    tahoe = kinds_anonymizer.anonymize("which states is lake tahoe in ?".split()).placeholders
+    with pytest.raises(RestoreError, match="under _placeid"):  # geoquery.pl's placeid is a high or low point, never a lake
+        kinds_anonymizer.restore("_const ( B , _placeid ( e0 ) )", tahoe)
+    mckinley = GeoPrologAnonymizer(LexiconMentionFinder(EntityLexicon(str(lexicon_path)))).anonymize("how high is mount mckinley ?".split())
+    with pytest.raises(RestoreError, match="under _mountainid"):  # without prefixed_names, as before: only the high point
+        kinds_anonymizer.restore("_const ( B , _mountainid ( e0 ) )", mckinley.placeholders)
+
+
+def test_arguments_say_what_restore_fills(anonymizer):
+    texas = anonymizer.anonymize("what rivers are in texas ?".split()).placeholders
+    assert anonymizer.arguments(texas, 6) == {
+        "_stateid": (("e0",),),
+        "_cityid": ((), ("_", "e0")),
+        "_riverid": ((),),
+        "_placeid": ((),),
+        "_mountainid": ((),),
+        "_lakeid": ((),),
+    }
+    seattle = anonymizer.anonymize("what is the population of seattle washington ?".split()).placeholders
+    assert anonymizer.arguments(seattle, 6)["_cityid"] == (("e0", "e1"), ("_", "e1"))
+    assert anonymizer.arguments(seattle, 1)["_cityid"] == (("e0",), ("_",))  # none numbered from the bound on
+    assert anonymizer.arguments(None, 2)["_lakeid"] == (("e0", "e1"),)
+
+
+NAMES = [record["value"] for record in RECORDS if record["type"] not in ("road", "country")]
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.lists(st.sampled_from(NAMES), min_size=0, max_size=3), words=st.sampled_from(["", "lake", "mount", "river", "city", "state of"]))
+def test_every_argument_offered_restores_and_no_other(anonymizer, names, words):
+    """The contract the constrained grammar relies on: a token arguments() offers restores there, and a placeholder it leaves out does not."""
+    question = f"what about {' and '.join(f'{words} {name}' for name in names)} ?".split()
+    placeholders = anonymizer.anonymize(question).placeholders
+    offered = anonymizer.arguments(placeholders, 6)
+    keep = GeoPrologAnonymizer(anonymizer.finder, unknown="keep")
+    for constructor, arguments in anonymizer.arguments(None, 6).items():
+        for argument, tokens in enumerate(arguments):
+            for token in tokens:
+                values = ["somewhere", "_"][: len(arguments)]  # the other argument restores as it is
+                values[argument] = token
+                problems = keep.restore(f"_const ( A , {constructor} ( {' , '.join(values)} ) )", placeholders).problems
+                assert bool(problems) == (token not in offered[constructor][argument]), (constructor, argument, token, problems)

@@ -300,3 +300,31 @@ def test_an_allocation_that_fails_is_one_line_and_other_errors_are_not_hidden():
     model.decode_step = failing("shape mismatch")
     with pytest.raises(RuntimeError, match="shape mismatch"):
         model.predict(examples(), BeamSearch(beam_size=3))
+
+
+def test_decoding_a_data_set_shows_its_progress_only_where_asked(monkeypatch):
+    """The test set's decoding at the end of `train` has a progress bar (``trainer.progress_bar``), counted in inputs."""
+    import toolkit.evaluation as evaluation
+
+    bars = []
+
+    class Bar:
+        def __init__(self, total, disable, **_):
+            self.total, self.disable, self.done = total, disable, 0
+            bars.append(self)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc_info):
+            return False
+
+        def update(self, count):
+            self.done += count
+
+    monkeypatch.setattr(evaluation, "tqdm", Bar)
+    model = tiny_model()
+    shown = evaluation.predict(model, examples(), max_tokens=8, search=GreedySearch(max_steps=5), progress=True)
+    hidden = evaluation.predict(model, examples(), max_tokens=8, search=GreedySearch(max_steps=5))
+    assert shown == hidden
+    assert [(bar.total, bar.done, bar.disable) for bar in bars] == [(3, 3, None), (3, 3, True)]  # None: on a terminal only, as training's bar

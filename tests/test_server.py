@@ -266,6 +266,11 @@ class AnsweringPredictor:
         "slow": {"logical_form": "_answer ( A , _loop ( A ) )", "answer_error": "timeout"},
         "broken": {"logical_form": "_answer ( A", "answer_error": "error"},
         "hostile": {"logical_form": "_answer ( A , _const ( A , '<b>x</b>' ) )", "answer": ["<img src=x onerror=alert(1)>", "&amp;"]},
+        "president": {
+            "logical_form": "_answer ( A , _largest ( B , ( _state ( A ) , _population ( A , B ) ) ) )",
+            "answer_error": "the question asks for a person, and Geobase holds nothing of that kind",
+            "abstained": True,
+        },
     }
 
     def predict_batch(self, texts: list[str]) -> list[dict]:
@@ -300,12 +305,15 @@ def answering_client():
         ("Where is nothing?", True, "none (the query ran and found nothing)"),
         ("A slow one", False, "the query ran past one of the executor's limits on time or Prolog calls"),
         ("Something broken", False, "the query could not run (it is malformed, names an unknown predicate, or failed while running)"),
+        ("Who is the president?", False, "the question asks for a person, and Geobase holds nothing of that kind"),
     ],
 )
 def test_draw_gives_the_answer_line_the_page_shows_under_the_tree(answering_client, question, ok, text):
     body = answering_client.post("/draw", json={"input": question}).json()
     assert body["answer"]["ok"] is ok and body["answer"]["text"] == text
-    assert body["answer"]["label"] == ("Answer" if ok else "No answer")
+    abstained = "president" in question.lower()  # the parser declined to guess: neither an answer nor a failure
+    assert body["answer"]["label"] == ("Answer" if ok else "Cannot answer" if abstained else "No answer")
+    assert body["answer"].get("abstained", False) is abstained
     assert ("answer" in body["output"]) is ok and ("answer_error" in body["output"]) is not ok  # the record is the predictor's, as /predict gives it
     assert body["output"] == answering_client.post("/predict", json={"input": question}).json()
 

@@ -71,6 +71,7 @@ def test_the_page_draws_an_amr_graph(browser, amr_archive, tmp_path):
         assert page.locator("#picture b").count() == 0  # the user's markup is text, not markup
         assert '"graph"' in page.text_content("#json")
         assert "grammar amr" in page.text_content("#model")
+        assert page.text_content("#title") == "Parse a sentence"  # a parser of sentences keeps its words
         assert page.locator("#answer").is_hidden() and page.text_content("#answer").strip() == ""  # no executor, no answer line
         page.fill("#sentence", "   ")
         page.click("#parse")
@@ -122,6 +123,8 @@ def test_the_page_shows_the_answer_under_the_tree(browser, tmp_path):
     try:
         page, errors = parse_on_page(browser, server.url, "What is the capital of Texas?", tmp_path / "answer.png")
         assert errors == [] and page.text_content("#error") == ""
+        assert page.text_content("#title") == "Ask a question" and "question" in page.get_attribute("#sentence", "placeholder")  # a semantic parser's page
+        assert page.text_content("#parse") == "Ask"
         assert page.get_attribute("#picture", "data-kind") == "tree"
         assert "_capital" in page.locator("#picture svg").all_text_contents()[0]
         assert page.locator("#answer").is_visible() and page.inner_text("#answer") == "Answer: austin"
@@ -137,6 +140,17 @@ def test_the_page_shows_the_answer_under_the_tree(browser, tmp_path):
         ask(page, "A slow one")
         assert page.inner_text("#answer") == "No answer: the query ran past one of the executor's limits on time or Prolog calls"
         assert page.get_attribute("#answer", "data-ok") == "false"
+
+        ask(page, "Who is the president?")  # an abstention: its own label and look, neither the green answer nor the red failure
+        assert page.inner_text("#answer") == "Cannot answer: the question asks for a person, and Geobase holds nothing of that kind"
+        assert page.get_attribute("#answer", "data-ok") == "false" and page.get_attribute("#answer", "data-abstained") == "true"
+        looks = page.evaluate("(() => { const s = getComputedStyle(document.getElementById('answer')); return [s.borderLeftColor, s.backgroundColor]; })()")
+        ask(page, "A slow one")
+        assert page.get_attribute("#answer", "data-abstained") is None  # the last answer's look is gone
+        failed = page.evaluate("(() => { const s = getComputedStyle(document.getElementById('answer')); return [s.borderLeftColor, s.backgroundColor]; })()")
+        ask(page, "What is the capital of Texas?")
+        answered = page.evaluate("(() => { const s = getComputedStyle(document.getElementById('answer')); return [s.borderLeftColor, s.backgroundColor]; })()")
+        assert looks != failed and looks != answered and failed != answered
 
         ask(page, "hostile")  # answers and labels are drawn as text: no element, no script from them
         assert page.inner_text("#answer") == "Answer: <img src=x onerror=alert(1)>, &amp;"

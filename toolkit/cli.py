@@ -118,6 +118,8 @@ def evaluate(
     The archive's metrics come first; each ``--metric NAME`` adds one more, decoded once for all.
     A score whose name another metric already used is printed as ``NAME:score``. With
     ``--execution-guided``, ``execution_guided_changes`` counts the inputs whose choice execution changed.
+    Where the search abstains (``abstain``), ``abstained`` is the fraction of inputs it would not answer
+    (no reading passed); their best readings are scored all the same.
     """
     from toolkit.evaluation import predict, score, undecodable
     from toolkit.files import writing_output
@@ -132,6 +134,8 @@ def evaluate(
     examples = loaded.dataset_reader.read(data, whole=True)
     check_golds([*loaded.metrics, *(metric for _, metric in extras)], examples)  # before decoding
     too_long = undecodable(loaded.model, examples, search)
+    decoding = search or loaded.model.search
+    abstained = getattr(decoding, "abstentions", 0)
     predictions = predict(loaded.model, examples, search=search)
     metrics = score(predictions, examples, loaded.metrics)
     for name, metric in extras:
@@ -139,6 +143,8 @@ def evaluate(
             metrics[f"{name}:{key}" if key in metrics else key] = value
     if execution_guided:
         metrics["execution_guided_changes"] = search.guided_changes
+    if getattr(decoding, "abstain", False) and getattr(decoding, "execution_guided", None) is not None:
+        metrics["abstained"] = (decoding.abstentions - abstained) / len(examples) if examples else 0.0
     text = json.dumps({"examples": len(examples), **({"too_long": len(too_long)} if too_long else {}), **metrics})
     click.echo(text)
     if output_file:

@@ -5,6 +5,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+from tqdm import tqdm
 
 from toolkit.data.batching import TokenBudgetBatchSampler
 from toolkit.data.example import Example
@@ -23,7 +24,9 @@ class DecodingStopped(Exception):
 
 
 @torch.no_grad()
-def predict(model: Model, examples: Sequence[Example], max_tokens: int = 8192, search=None, should_stop: Callable[[], bool] | None = None) -> list[Any]:
+def predict(
+    model: Model, examples: Sequence[Example], max_tokens: int = 8192, search=None, should_stop: Callable[[], bool] | None = None, progress: bool = False
+) -> list[Any]:
     """Predictions for *examples* in their original order, decoded in length-sorted batches.
 
     *max_tokens* bounds a batch's padded source tokens times the search's hypotheses per sentence
@@ -31,18 +34,21 @@ def predict(model: Model, examples: Sequence[Example], max_tokens: int = 8192, s
     hold *k* times fewer sentences. Sized
     like greedy's, a beam's batches were 1.35× slower on one CPU thread (EWT, beam 5,
     ``benchmarks/dependency_speed.py``); the outputs are the same either way. *should_stop* is asked
-    before each batch; ``True`` raises :class:`DecodingStopped`.
+    before each batch; ``True`` raises :class:`DecodingStopped`. *progress* shows a progress bar of the
+    inputs decoded (on a terminal, as training's: the test set's decoding at the end of ``train``).
     """
     model.eval()
     lengths = [len(example.tokens) for example in examples]
     predictions: list[Any] = [None] * len(examples)
     searching = search or getattr(model, "search", None)  # a tagger has no search
     rows = searching.hypotheses_per_input if isinstance(searching, Search) else 1
-    for indices in TokenBudgetBatchSampler(lengths, max(max_tokens // rows, 1), shuffle=False):
-        if should_stop is not None and should_stop():
-            raise DecodingStopped
-        for i, prediction in zip(indices, model.predict([examples[i] for i in indices], search)):
-            predictions[i] = prediction
+    with tqdm(total=len(examples), desc="decoding", unit="input", disable=not progress or None, leave=False, dynamic_ncols=True) as bar:
+        for indices in TokenBudgetBatchSampler(lengths, max(max_tokens // rows, 1), shuffle=False):
+            if should_stop is not None and should_stop():
+                raise DecodingStopped
+            for i, prediction in zip(indices, model.predict([examples[i] for i in indices], search)):
+                predictions[i] = prediction
+            bar.update(len(indices))
     return predictions
 
 
@@ -66,13 +72,15 @@ def undecodable(model: Model, examples: Sequence[Example], search=None) -> list[
     return over
 
 
-def evaluate(model: Model, examples: Sequence[Example], metrics: Sequence[Metric], max_tokens: int = 8192, search=None) -> dict[str, float]:
-    """Decode *examples* and score the predictions against their targets with every metric.
+def evaluate(
+    model: Model, examples: Sequence[Example], metrics: Sequence[Metric], max_tokens: int = 8192, search=None, progress: bool = False
+) -> dict[str, float]:
+    """Decode *examples* (with a progress bar where *progress*) and score the predictions against their targets with every metric.
 
     A metric that cannot score these targets (Smatch on dependency trees) fails before decoding.
     """
     check_golds(metrics, examples)
-    return score(predict(model, examples, max_tokens, search), examples, metrics)
+    return score(predict(model, examples, max_tokens, search, progress=progress), examples, metrics)
 
 
 def score(predictions: Sequence[Any], examples: Sequence[Example], metrics: Sequence[Metric]) -> dict[str, float]:

@@ -32,12 +32,19 @@ with no mention in the question, one whose mention has no candidate of the const
 (``_riverid ( e0 )`` for "texas"), or one outside an id constructor raises :class:`RestoreError`
 with ``unknown: "error"`` (the default), or, with ``unknown: "keep"``, stays as it is in the output
 and is listed in :attr:`Restored.problems`.
+
+**What restore can fill** (:meth:`GeoPrologAnonymizer.arguments`): for a question's mentions, each
+id constructor's arguments and the placeholders restore fills them with (``_stateid``: the
+placeholders whose mention has a state reading; ``_cityid``'s state: ``_`` and those naming a
+state). The ``anonymized`` grammar decodes only those, so every query it writes restores; without
+mentions, every placeholder up to a bound, which is what its vocabulary holds.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from toolkit.entities.lexicon import CONSTRUCTOR_TYPES, Constant, Entity, EntityLexicon, find_constants
@@ -93,6 +100,18 @@ class Anonymizer(Registrable):
 
     def unrestored(self, logical_form: str | Sequence[str]) -> list[str]:
         """The placeholders a restored *logical_form* still has (``unknown: "keep"``): its answer would be about no entity."""
+        raise NotImplementedError
+
+    def placeholder(self, number: int) -> str:
+        """The placeholder token of the *number*-th mention (``e0``)."""
+        raise NotImplementedError
+
+    def arguments(self, placeholders: Sequence[Mention] | None, bound: int) -> dict[str, tuple[tuple[str, ...], ...]]:
+        """Each id constructor restore fills, with the tokens each of its arguments may be: for a question
+        whose mentions are *placeholders*, the placeholders (numbered below *bound*) that restore fills
+        there; for ``None``, every placeholder below *bound*. ``{"_stateid": (("e0",),), "_cityid": ((), ("_", "e0"))}``
+        for "texas": no city fits, so ``_cityid`` has no name.
+        """
         raise NotImplementedError
 
 
@@ -210,14 +229,41 @@ class GeoPrologAnonymizer(Anonymizer):
             return f"{token} ({mention.surface!r}) outside an id constructor's name or a city's state", ()
         constructor, role = slot
         if role == "state":
-            entity = self._reading(mention, ("state",))
-            if entity is None or not entity.abbreviation:
+            entity = self._state(mention)
+            if entity is None:
                 return f"{token} ({mention.surface!r}) as a city's state: it names no state ({', '.join(mention.types)})", ()
             return None, (entity.abbreviation,)
-        entity = self._reading(mention, self.constructors.get(constructor, CONSTRUCTOR_TYPES.get(constructor, ())))
+        entity = self._name(mention, constructor)
         if entity is None:
             return f"{token} ({mention.surface!r}) under {constructor}: it can be {', '.join(mention.types)}", ()
         return None, self.lexicon.spelling(entity)
+
+    def _name(self, mention: Mention, constructor: str) -> Entity | None:
+        """The entity restore puts for *mention* as *constructor*'s name, if any."""
+        return self._reading(mention, self.constructors.get(constructor, CONSTRUCTOR_TYPES.get(constructor, ())))
+
+    def _state(self, mention: Mention) -> Entity | None:
+        """The state (with its abbreviation) restore puts for *mention* as a city's state, if any."""
+        entity = self._reading(mention, ("state",))
+        return entity if entity is not None and entity.abbreviation else None
+
+    def placeholder(self, number: int) -> str:
+        """See :class:`Anonymizer`."""
+        return f"{self.prefix}{number}"
+
+    def arguments(self, placeholders: Sequence[Mention] | None, bound: int) -> dict[str, tuple[tuple[str, ...], ...]]:
+        """See :class:`Anonymizer` and the module doc."""
+        numbered = list(enumerate(placeholders[:bound])) if placeholders is not None else [(number, None) for number in range(bound)]
+
+        def fitting(fits: Callable[[Mention], Entity | None]) -> tuple[str, ...]:
+            return tuple(self.placeholder(number) for number, mention in numbered if mention is None or fits(mention) is not None)
+
+        states = ("_", *fitting(self._state))
+        arguments = {}
+        for constructor in self.constructors:
+            names = fitting(functools.partial(self._name, constructor=constructor))
+            arguments[constructor] = (names, states) if constructor == "_cityid" else (names,)
+        return arguments
 
     def unrestored(self, logical_form: str | Sequence[str]) -> list[str]:
         """See :class:`Anonymizer`."""

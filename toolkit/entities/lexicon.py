@@ -25,12 +25,14 @@ from pathlib import Path
 from toolkit.errors import DataError
 from toolkit.from_params import FromParams
 
-# Prolog id constructors -> the lexicon types they may take as their name argument.
+# Prolog id constructors -> the lexicon types they may take as their name argument. Geobase's
+# geoquery.pl knows a placeid only as a state's high or low point (``highlow/6``): a mountain or a
+# lake is a ``_mountainid``/``_lakeid``, and under ``_placeid`` it would name nothing.
 CONSTRUCTOR_TYPES: dict[str, tuple[str, ...]] = {
     "_stateid": ("state",),
     "_cityid": ("city",),
     "_riverid": ("river",),
-    "_placeid": ("highest point", "lowest point", "mountain", "lake"),
+    "_placeid": ("highest point", "lowest point"),
     "_mountainid": ("mountain",),
     "_lakeid": ("lake",),
     "_countryid": ("country",),

@@ -11,7 +11,12 @@ implementation. Its rules, in order:
    (``river``, ``lake``, ``city``, ``mountain``) and whose head is a name too is a mention of the head,
    with the head's entities first and the whole name's after: ``mississippi river`` (a low point in
    the lexicon) is the mention ``mississippi`` (river, state, then the low point ``mississippi river``),
-   so the type word stays in the question for the parser to see.
+   so the type word stays in the question for the parser to see. With ``prefixed_names``, a name
+   that starts with ``lake`` or ``mount`` (``mt``) whose other words name a lake or a mountain is a
+   mention of both, the whole name's entities first: ``lake erie`` is the low point of Michigan
+   and the lake ``erie``, ``mount rainier`` the high point of Washington and the mountain ``rainier``
+   (Geobase names its lakes and mountains without the word), so every kind the name can mean is a
+   constructor the parser may choose (``_placeid``, ``_lakeid``, ``_mountainid``).
 2. **Word-like names** (``word_names``: ``high point``, ``us``, ``country``, ``american``...) are
    English words far more often than names ("the high point of texas"): they are taken only where
    written capitalized in a question that is not all capitals, and not as its first word
@@ -45,6 +50,7 @@ WORD_NAMES = ("high point", "us", "country", "american", "america")
 _TYPE_AFTER = {"river": "river", "city": "city", "state": "state", "lake": "lake", "mountain": "mountain", "peak": "mountain", "dc": "city"}
 _TYPE_WORDS = ("river", "lake", "city", "mountain")
 _TYPE_BEFORE = {"lake": "lake", "river": "river", "mount": "mountain"}
+_TYPE_PREFIXES = {"lake": "lake", "mount": "mountain", "mt": "mountain"}  # rule 1's prefixed_names
 _TYPE_BEFORE_OF = {"state": "state", "city": "city", "river": "river", "lake": "lake"}
 
 
@@ -92,6 +98,8 @@ class LexiconMentionFinder(MentionFinder):
         word_names: names taken only where capitalized (rule 2).
         word_abbreviations: state abbreviations that are also English words (rule 3).
         function_words: those of *word_abbreviations* not taken right after a bare city name.
+        prefixed_names: a name starting with ``lake``/``mount`` also names the lake or mountain its
+            other words name (rule 1); off by default, as the finder was before it.
     """
 
     def __init__(
@@ -100,8 +108,9 @@ class LexiconMentionFinder(MentionFinder):
         word_names: list[str] | None = None,
         word_abbreviations: list[str] | None = None,
         function_words: list[str] | None = None,
+        prefixed_names: bool = False,
     ):
-        self.lexicon = lexicon
+        self.lexicon, self.prefixed_names = lexicon, prefixed_names
         self.word_names = {normalize(name) for name in (WORD_NAMES if word_names is None else word_names)}
         self.word_abbreviations = set(WORD_ABBREVIATIONS if word_abbreviations is None else word_abbreviations)
         self.function_words = set(FUNCTION_WORDS if function_words is None else function_words)
@@ -140,6 +149,10 @@ class LexiconMentionFinder(MentionFinder):
             head = self.lexicon.lookup(" ".join(tokens[start : end - 1]))
             if head:
                 return Mention(start, end - 1, " ".join(tokens[start : end - 1]), tuple(head + [entity for entity in entities if entity not in head]))
+        if self.prefixed_names and end - start >= 2 and words[start] in _TYPE_PREFIXES:
+            kind = _TYPE_PREFIXES[words[start]]
+            named = [entity for entity in self.lexicon.lookup(" ".join(tokens[start + 1 : end])) if entity.type == kind]
+            entities += [entity for entity in named if entity not in entities]
         return Mention(start, end, " ".join(tokens[start:end]), tuple(entities))
 
     def _add_abbreviations(self, tokens: list[str], words: list[str], mentions: list[Mention], shouting: bool) -> list[Mention]:

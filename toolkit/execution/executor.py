@@ -20,6 +20,11 @@ from toolkit.registrable import Registrable
 Failure = Literal["error", "timeout", "memory"]
 
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+FAILURE_WORDS: dict[str, str] = {  # each failure in words a user reads (Denotation.why)
+    "error": "the query could not run (it is malformed, names an unknown predicate, or failed while running)",
+    "timeout": "the query ran past one of the executor's limits on time or Prolog calls",
+    "memory": "the query needed more memory, or a longer answer, than the executor allows",
+}
 
 
 @dataclass(frozen=True)
@@ -32,16 +37,23 @@ class Denotation:
     limit of the executor that stopped the form: ``"timeout"`` (its time or inference limit) or
     ``"memory"`` (its memory limit, or its answers' size limit); ``detail`` says why, naming the
     limit, and is left out of comparisons.
+
+    ``kinds`` are the kinds of thing the answers are, where the executor knows them (sorted, each
+    once; left out of comparisons too). Geobase's answers are typed terms until they are printed
+    (``cityid(austin, tx)`` is a ``city``), so ``geoquery_prolog`` gives ``state``, ``city``,
+    ``river``, ``lake``, ``mountain``, ``place``, ``country``, ``number`` or ``name`` (any other
+    atom: an abbreviation): what :mod:`toolkit.execution.answer_kinds` checks an answer by.
     """
 
     answers: tuple[str, ...] = ()
     failure: Failure | None = None
     detail: str = field(default="", compare=False)
+    kinds: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
-    def of(cls, answers: Iterable[str]) -> Denotation:
-        """A successful denotation of *answers* (normalized with :func:`canonical_answer`, deduplicated, sorted)."""
-        return cls(tuple(sorted({canonical_answer(answer) for answer in answers})))
+    def of(cls, answers: Iterable[str], kinds: Iterable[str] = ()) -> Denotation:
+        """A successful denotation of *answers* (normalized with :func:`canonical_answer`, deduplicated, sorted) of *kinds*."""
+        return cls(tuple(sorted({canonical_answer(answer) for answer in answers})), kinds=tuple(sorted(set(kinds))))
 
     @classmethod
     def error(cls, detail: str = "") -> Denotation:
@@ -67,6 +79,11 @@ class Denotation:
     def stopped(self) -> bool:
         """Whether a limit of the executor stopped the form (rather than the form being wrong)."""
         return self.failure in ("timeout", "memory")
+
+    def why(self) -> str:
+        """A failure in plain words, then the executor's detail: "the query could not run: Unknown procedure: capitol/1"."""
+        words = FAILURE_WORDS.get(self.failure or "", "the query gave no answer")
+        return f"{words}: {self.detail}" if self.detail else words
 
     def __str__(self) -> str:
         if self.failure:

@@ -1,9 +1,19 @@
 """One long-lived ``swipl`` process that answers GeoQuery queries over a line protocol, so a query costs a round trip, not a start-up.
 
-The worker has consulted ``geobase.pl`` and ``geoquery.pl`` and serves a line protocol on its
-pipes. Python writes ``ID<TAB>FORM`` on one line; the worker replies with a header line ``ID ok N``
-(then N answers, one a line), ``ID error WHY`` or ``ID limit KIND``, closed by ``ID end``. Python
-reads up to the ``end`` of its own ID, so stray output cannot shift replies.
+The worker has consulted ``geobase.pl``, ``geoquery.pl`` and the toolkit's prelude (below) and
+serves a line protocol on its pipes. Python writes ``ID<TAB>FORM`` on one line; the worker replies
+with a header line ``ID ok N KINDS`` (then N answers, one a line; KINDS: the answers' kinds, joined
+by commas), ``ID error WHY`` or ``ID limit KIND``, closed by ``ID end``. Python reads up to the
+``end`` of its own ID, so stray output cannot shift replies.
+
+A query runs as ``execute_query/2`` runs it (geoquery.pl's ``tq/2``, then each solution's
+``print_name/2``), and each answer's kind is read off its term before it is printed as a name
+(``cityid(austin, tx)``: ``city``); see :attr:`~toolkit.execution.Denotation.kinds`.
+
+**The prelude** defines what GEO's gold queries use and ``geoquery.pl`` lacks, without editing the
+data: ``sum/4`` (``sum(Var, Goal, Measure, Total)``: the total of ``Measure`` over the distinct
+``Var`` that satisfy ``Goal``, ``Measure`` being a goal short of its value, ``population(C)``), which
+three training and two test gold queries use; ``geoquery.pl`` has only ``sum/3``.
 
 A query's whole life in the worker runs under its :class:`Limits`: reading the form, running it,
 and making its answers text, so that no answer is printed outside them (a 1 KB query whose answer
@@ -56,6 +66,7 @@ geo_main :-
     atomic_list_concat([Dir, '/geobase.pl'], Base),
     atomic_list_concat([Dir, '/geoquery.pl'], Query),
     load_files(user:[Base, Query], [silent(true)]),
+    geo_prelude,
     autoload_all,
     set_prolog_flag(autoload, false),
     set_prolog_flag(stack_limit, Stack),
@@ -133,12 +144,67 @@ geo_answers(Text, Reply) :-
     (   geo_forbidden(Query, Name/Arity)
     ->  format(string(Why), "~q is not allowed in a query", [Name/Arity]),
         Reply = error(Why)
-    ;   user:execute_query(Query, Answers)
-    ->  geo_answer_lines(Answers, Reply)
+    ;   geo_typed_query(Query, Answers, Kinds)
+    ->  geo_answer_lines(Answers, Kinds, Reply)
     ;   Reply = error("not a query of the form answer(Var, Goal)")
     ).
 
-geo_answer_lines(Answers, Reply) :-
+% What execute_query/2 answers (its very steps: tq/2, then each solution's print_name/2, sorted), and the
+% kinds of the answers, read off each answer's term before print_name/2 makes it a name; a geoquery.pl
+% without those steps is asked execute_query/2 itself, and its answers have no kinds.
+geo_typed_query(Query, Answers, Kinds) :-
+    (   current_predicate(user:tq/2),
+        current_predicate(user:print_name/2)
+    ->  user:tq(Query, answer(Var, Goal)),
+        findall(Name-Kind, (user:Goal, user:print_name(Var, Name), geo_kind(Var, Kind)), Pairs),
+        pairs_keys_values(Pairs, Names, Kinds0),
+        sort(Names, Answers),
+        sort(Kinds0, Kinds)
+    ;   user:execute_query(Query, Answers),
+        Kinds = []
+    ).
+
+geo_kind(Term, Kind) :-
+    (   var(Term)
+    ->  Kind = unbound
+    ;   number(Term)
+    ->  Kind = number
+    ;   geo_id_kind(Term, Kind0)
+    ->  Kind = Kind0
+    ;   ( Term = _/_ ; Term = _*_ ; Term = _+_ ; Term = _-_ )
+    ->  Kind = number  % print_name/2 evaluates it
+    ;   atom(Term)
+    ->  Kind = name
+    ;   Kind = other
+    ).
+
+geo_id_kind(stateid(_), state).
+geo_id_kind(cityid(_, _), city).
+geo_id_kind(riverid(_), river).
+geo_id_kind(lakeid(_), lake).
+geo_id_kind(mountainid(_), mountain).
+geo_id_kind(placeid(_), place).
+geo_id_kind(countryid(_), country).
+
+% The toolkit's prelude, loaded after geoquery.pl: what GEO's gold queries use and geoquery.pl lacks
+% (a definition geoquery.pl has is left as it is).
+geo_prelude :-
+    (   current_predicate(user:sum/4)
+    ->  true
+    ;   assertz((user:sum(Var, Goal, Measure, Total) :- geo_sum(Var, Goal, Measure, Total)))
+    ).
+
+% sum(+Var, +Goal, +Measure, -Total): the total of Measure over the distinct values of Var that satisfy Goal;
+% Measure is a goal short of its last argument, the value (population(C) for population(C, P)). It reads as
+% count/3 counts (each entity once), and as the gold queries mean it: "what is the total population of the
+% states that border texas?" is answer(A, sum(C, (state(C), next_to(D, C), const(D, stateid(texas))), population(C), A)).
+geo_sum(Var, Goal, Measure, Total) :-
+    findall(Var, Goal, Found),
+    sort(Found, Distinct),
+    findall(Value, (member(Var, Distinct), call(Measure, Value)), Values),
+    sum_list(Values, Total).
+
+geo_answer_lines(Answers, Kinds, Reply) :-
     nb_getval(geo_limits, limits(_, _, Chars)),
     (   \+ geo_fits(Answers, Chars, _)
     ->  Reply = limit(answer_size)
@@ -155,7 +221,7 @@ geo_answer_lines(Answers, Reply) :-
         foldl(geo_add_length, Lines, 0, Length),
         (   Length > Chars
         ->  Reply = limit(answer_size)
-        ;   Reply = ok(Lines)
+        ;   Reply = ok(Lines, Kinds)
         )
     ).
 
@@ -254,9 +320,10 @@ geo_allowed(=:=, 2).
 geo_allowed(=\=, 2).
 geo_allowed(is, 2).
 
-geo_reply(Id, ok(Lines)) :-
+geo_reply(Id, ok(Lines, Kinds)) :-
     length(Lines, N),
-    format(user_output, "~w ok ~d~n", [Id, N]),
+    atomic_list_concat(Kinds, ',', Joined),
+    format(user_output, "~w ok ~d ~w~n", [Id, N, Joined]),
     forall(member(Line, Lines), format(user_output, "~w~n", [Line])),
     format(user_output, "~w end~n", [Id]).
 geo_reply(Id, limit(Kind)) :-
@@ -365,8 +432,9 @@ class PrologWorker:
             answers.append(line)
         kind = header[0]
         detail = header[1] if len(header) > 1 else ""
-        if kind == "ok":
-            return Denotation.of(answers)
+        if kind == "ok":  # "N KINDS": the answers' kinds, joined by commas
+            counted = detail.split()
+            return Denotation.of(answers, counted[1].split(",") if len(counted) > 1 else ())
         if kind == "limit":
             return self.limits.stopped(detail)
         return Denotation.error(detail)

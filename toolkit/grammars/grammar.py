@@ -133,6 +133,12 @@ class Grammar(Registrable):
         """Counts worth a line in the training log (e.g. trees deeper than a positional encoding reaches)."""
         return {}
 
+    def extra_symbols(self) -> list[str]:
+        """Symbols the output vocabulary holds even where no training oracle emits them: what the grammar
+        can always write (the ``anonymized`` grammar's id constructors no training query uses). None by default.
+        """
+        return []
+
     def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
         """Learn from the training *examples* before the vocabulary is built (e.g. labeled-SHIFT words).
 

@@ -5,17 +5,14 @@ the answer a semantic parser's executor gave, as a line the page shows under the
 from collections.abc import Callable
 from typing import Any
 
+from toolkit.execution.executor import FAILURE_WORDS
 from toolkit.visualization.svg import Unavailable, amr_svg, dependency_svg, tags_svg, tree_svg
 from tree_codecs.prolog import GROUP, parse_prolog
 from tree_codecs.tree import Tree, parse_lisp
 
 QUOTE = "'"
 MOST_ANSWERS = 100  # shown on the answer line; the JSON holds them all
-FAILURES = {  # what an executor's failure codes mean (see toolkit.execution.Denotation)
-    "error": "the query could not run (it is malformed, names an unknown predicate, or failed while running)",
-    "timeout": "the query ran past one of the executor's limits on time or Prolog calls",
-    "memory": "the query needed more memory, or a longer answer, than the executor allows",
-}
+FAILURES = FAILURE_WORDS  # what an executor's failure codes mean, for an output that gives the bare code (see toolkit.execution.Denotation)
 
 
 def draw(predictor, output: dict[str, Any]) -> dict[str, Any]:
@@ -121,7 +118,9 @@ def prolog_tree(text: str) -> Tree:
 def answer_line(output: dict[str, Any]) -> dict[str, Any] | None:
     """What the page shows under the picture of a semantic parse that was executed: ``{"ok", "label", "text"}``,
     e.g. ``{"ok": true, "label": "Answer", "text": "austin", "count": 1}`` (answers joined by commas, at most
-    ``MOST_ANSWERS`` of them), or ``{"ok": false, "label": "No answer", "text": why}``.
+    ``MOST_ANSWERS`` of them), ``{"ok": false, "label": "No answer", "text": why}`` where the query failed, or
+    ``{"ok": false, "abstained": true, "label": "Cannot answer", "text": why}`` where the parser abstained
+    (the output's ``abstained``: no reading of the question passed), which the page shows unlike either.
 
     ``None`` for an output without ``answer`` or ``answer_error`` (a parser without an executor). The text is
     plain text; the page writes it as text, never as markup.
@@ -136,6 +135,8 @@ def answer_line(output: dict[str, Any]) -> dict[str, Any] | None:
         if len(answers) > MOST_ANSWERS:
             shown += f" … and {len(answers) - MOST_ANSWERS:,} more (see the JSON)"
         return {"ok": True, "label": "Answer", "text": shown, "count": len(answers)}
+    if "answer_error" in output and output.get("abstained"):
+        return {"ok": False, "abstained": True, "label": "Cannot answer", "text": str(output["answer_error"]).strip() or "the parser gave no reason"}
     if "answer_error" in output:
         failure = str(output["answer_error"]).strip() or "the executor gave no reason"
         code, _, detail = failure.partition(":")  # "error" or "timeout", maybe with the executor's detail after a colon

@@ -64,12 +64,17 @@ def build_vocabulary(
     max_size: dict[str, NonNegativeInt] | None = None,
     namespace_aliases: dict[str, str] | None = None,
 ) -> Vocabulary:
-    """Source tokens go to the ``tokens`` namespace, the grammar's oracle symbols to ``symbols``."""
+    """Source tokens go to the ``tokens`` namespace, the grammar's oracle symbols to ``symbols``, and
+    after them the grammar's :meth:`~toolkit.grammars.grammar.Grammar.extra_symbols`, whatever their count.
+    """
     counters = {SOURCE: Counter(), TARGET: Counter()}
     for example in examples:
         counters[SOURCE].update(example.tokens)
         counters[TARGET].update(grammar.oracle(example))
-    return Vocabulary(counters, min_count=min_count, max_size=max_size, namespace_aliases=namespace_aliases)
+    vocabulary = Vocabulary(counters, min_count=min_count, max_size=max_size, namespace_aliases=namespace_aliases)
+    for symbol in grammar.extra_symbols():
+        vocabulary.add_token(symbol, TARGET)
+    return vocabulary
 
 
 def fitted_summary(key: str, value) -> str:
@@ -318,7 +323,7 @@ def _train(
     final = {"training_epochs": len(history), **(history[-1] if history else {})}
     if test_examples is not None:
         undecodable(model, test_examples)
-        test_metrics = evaluate(model, test_examples, metrics, trainer.decode_max_tokens)
+        test_metrics = evaluate(model, test_examples, metrics, trainer.decode_max_tokens, progress=trainer.progress_bar)
         final.update({f"test_{name}": value for name, value in test_metrics.items()})
         logger.info("test: %s", json.dumps(test_metrics))
     write_atomically(directory / "metrics.json", json.dumps(final, indent=2))

@@ -5,18 +5,26 @@ Questions are joined by ``separator`` (the paper's ``</s>``; not the toolkit's e
 that the bracketed grammar and the tree codecs read like any other (``concat/k`` is one more
 node). Placeholders are not renumbered, so ``ci0`` may name two cities, one in each part, as in
 the paper's concatenations of repeated entities.
+
+On raw data (a base reader with an anonymizer, GEO's raw Prolog) the raw questions are joined and
+the queries put under ``_concat``: ``_concat ( _answer ( A , ... ) , _answer ( A , ... ) )``, a
+Prolog term the tree grammar reads like any other. The reader anonymizes the joined question as
+one, so its placeholders are numbered through both parts. No executor runs ``_concat``: each part
+is checked on its own (:attr:`Candidate.forms`).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
-from toolkit.data.dataset_readers.recombination.strategy import Candidate, Pair, RecombinationStrategy, source_of, unique
+from toolkit.data.dataset_readers.recombination.strategy import Candidate, Question, RecombinationStrategy, source_of, unique
 from toolkit.data.example import Example
+from toolkit.entities.anonymizer import Anonymizer
 from toolkit.errors import ConfigurationError
 
 CONCAT = "concat"
+PROLOG_CONCAT = "_concat"  # the data's predicates carry a leading underscore
 
 
 @RecombinationStrategy.register("concat")
@@ -39,24 +47,30 @@ class Concat(RecombinationStrategy):
     def name(self) -> str:
         return f"concat-{self.k}"
 
-    def combine(self, parts: Sequence[Example]) -> Candidate:
-        """The one example made of *parts*, in their order."""
+    def combine(self, parts: Sequence[Example], raw: bool = False) -> Candidate:
+        """The one example made of *parts*, in their order (*raw*: their raw questions and Prolog queries)."""
         question: list[str] = []
         for part in parts:
-            question += ([self.separator] if question else []) + list(part.tokens)
+            question += ([self.separator] if question else []) + list(raw_question(part) if raw else part.tokens)
+        if raw:
+            target = " ".join([PROLOG_CONCAT, "(", " , ".join(str(part.target) for part in parts), ")"])
+            return Candidate(tuple(question), target, tuple(source_of(part) for part in parts), tuple(str(part.target) for part in parts))
         target = " ".join(["(", CONCAT, *(str(part.target) for part in parts), ")"])
         return Candidate(tuple(question), target, tuple(source_of(part) for part in parts))
 
-    def sample(self, examples: Sequence[Example], count: int, rng: random.Random, known: set[Pair]) -> list[Candidate]:
+    def draws(self, examples: Sequence[Example], count: int, rng: random.Random, anonymizer: Anonymizer | None) -> Iterator[Candidate]:
         pool = unique(examples)
         if len(pool) < self.k:
-            return []
-        drawn: dict[Pair, Candidate] = {}
+            return
+        seen: set[tuple[Question, str]] = set()
         for _ in range(20 * count):  # draws that repeat an example or exceed the length are retried
-            if len(drawn) == count:
-                break
-            candidate = self.combine([pool[index] for index in rng.sample(range(len(pool)), self.k)])
+            candidate = self.combine([pool[index] for index in rng.sample(range(len(pool)), self.k)], raw=anonymizer is not None)
             too_long = self.max_target_tokens is not None and len(candidate.target.split()) > self.max_target_tokens
-            if not too_long and candidate.pair not in known and candidate.pair not in drawn:
-                drawn[candidate.pair] = candidate
-        return list(drawn.values())
+            if not too_long and candidate.pair not in seen:
+                seen.add(candidate.pair)
+                yield candidate
+
+
+def raw_question(example: Example) -> list[str]:
+    """The question as the file wrote it (the anonymizer's reader keeps it in ``meta["question"]``)."""
+    return str(example.meta.get("question", " ".join(example.tokens))).split()
