@@ -8,7 +8,7 @@ from toolkit.data.example import Example
 from toolkit.decoding import Search
 from toolkit.errors import DataError, ToolkitError
 from toolkit.execution import Executor
-from toolkit.grammars.anonymized import unnamed_entities
+from toolkit.grammars.anonymized import unnamed_entities, unused_mentions
 
 
 def archive_executor(archive: Archive) -> Executor | None:
@@ -29,7 +29,7 @@ class SemanticParserPredictor(Predictor):
 
     With a search that abstains (``abstain``, :class:`~toolkit.decoding.BeamSearch`), the predictor
     gives no answer rather than a guess: where no reading of the question passes (it fails to run, names
-    an entity the question does not, or is not of the kind the question asks for, with the search's
+    an entity the question does not or leaves out one it does, or is not of the kind the question asks for, with the search's
     ``answer_kinds``), the output has ``"abstained": true`` and ``answer_error`` says why ("the question
     asks for a number, and no reading of it gives one"). The search still returned its best reading: the
     ``logical_form``. The question is the one the user asked, before its entities were replaced by placeholders.
@@ -60,6 +60,8 @@ class SemanticParserPredictor(Predictor):
         unnamed = unnamed_entities(self.anonymizer, str(prediction), question if abstain else None, mentions) if self.anonymizer is not None else []
         if unnamed:
             return {**output, "answer_error": found_no(unnamed, mentions), **({"abstained": True} if abstain else {})}
+        if abstain and self.anonymizer is not None and (left_out := unused_mentions(self.anonymizer, str(prediction), mentions)):
+            return {**output, "answer_error": f"no reading of the question is about {' or '.join(left_out)}, which it names", "abstained": True}
         try:
             [denotation] = self.executor.execute([str(prediction)])
         except ToolkitError as error:  # no swipl: the logical form is still worth writing

@@ -115,14 +115,17 @@ def test_an_answer_of_another_kind_is_a_problem_an_empty_or_untyped_one_is_not()
 class Hypothesis:
     """What the guide reads of a finished hypothesis: its result, its question, the entities it names and the question does not."""
 
-    def __init__(self, result: str, question: str | None = "how many rivers are in ohio", unnamed: tuple[str, ...] = ()):
-        self._result, self.question, self._unnamed = result, question, list(unnamed)
+    def __init__(self, result: str, question: str | None = "how many rivers are in ohio", unnamed: tuple[str, ...] = (), unused: tuple[str, ...] = ()):
+        self._result, self.question, self._unnamed, self._unused = result, question, list(unnamed), list(unused)
 
     def result(self) -> str:
         return self._result
 
     def unnamed(self) -> list[str]:
         return self._unnamed
+
+    def unused(self) -> list[str]:
+        return self._unused
 
 
 @Executor.register("typed_answers")
@@ -166,6 +169,13 @@ def test_an_abstaining_guide_passes_over_a_reading_that_names_what_the_question_
     answers = {"usa": Denotation.of(["307890000"], ["number"]), "count": COUNT}
     assert guiding(answers).guide(ranked)[0].result() == "usa"
     assert guiding(answers, abstain=True).guide(ranked)[0].result() == "count"
+
+
+def test_an_abstaining_guide_passes_over_a_reading_that_leaves_out_what_the_question_names():
+    ranked = [[Hypothesis("all rivers", unused=("ohio",)), Hypothesis("rivers")]]
+    answers = {"all rivers": Denotation.of(["mississippi", "ohio", "scioto"], ["river"]), "rivers": RIVERS}
+    assert guiding(answers).guide(ranked)[0].result() == "all rivers"
+    assert guiding(answers, abstain=True).guide(ranked)[0].result() == "rivers"
 
 
 def test_a_hypothesis_without_a_question_is_checked_for_running_alone():
@@ -244,6 +254,25 @@ def test_the_predictor_names_no_placeholder_and_says_what_the_question_does_not_
     unrestored = "_answer ( A , ( _river ( A ) , _const ( A , _riverid ( e0 ) ) ) )"
     output = predictor({}, anonymizing).to_json(question("what rivers run through texas ?", texas), unrestored)
     assert output["answer_error"] == "I found no river named in the question" and "e0" not in output["answer_error"] and "abstained" not in output
+
+
+def test_a_mention_the_query_leaves_out_is_read_off_its_constants():
+    from toolkit.grammars.anonymized import unused_mentions
+
+    anonymizing = anonymizer()
+    mentions = anonymizing.anonymize("how many people live in austin texas ?".split()).placeholders
+    city = "_answer ( A , ( _population ( B , A ) , _const ( B , _cityid ( austin , tx ) ) ) )"
+    assert unused_mentions(anonymizing, city, mentions) == []  # texas, as the city's state
+    anywhere = "_answer ( A , ( _population ( B , A ) , _const ( B , _cityid ( austin , _ ) ) ) )"
+    assert unused_mentions(anonymizing, anywhere, mentions) == ["texas"]
+    rivers = anonymizing.anonymize("what rivers flow through mississippi ?".split()).placeholders
+    river = "_answer ( A , ( _river ( A ) , _traverse ( A , B ) , _const ( B , _riverid ( mississippi ) ) ) )"
+    assert unused_mentions(anonymizing, river, rivers) == []  # any reading of the mention counts
+    assert unused_mentions(anonymizing, "_answer ( A , _river ( A ) )", rivers) == ["mississippi"]
+    output = predictor({"_answer ( A , _river ( A ) )": RIVERS}, anonymizing, abstain=True).to_json(
+        question("what rivers flow through mississippi ?", rivers), "_answer ( A , _river ( A ) )"
+    )
+    assert output["abstained"] and output["answer_error"] == "no reading of the question is about mississippi, which it names"
 
 
 def test_unnamed_entities_are_read_off_the_query_the_question_and_its_mentions():

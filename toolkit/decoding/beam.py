@@ -231,14 +231,17 @@ class BeamSearch(Search):
 
     def problem(self, state, denotation: Denotation) -> str | None:
         """Why the answer *denotation* of hypothesis *state* is no answer to its question, or ``None``: it failed to
-        run; it names an entity the question does not (with *abstain*; :meth:`RestoringState.unnamed`); it is not
-        of the kind the question asks for (with *answer_kinds*, where the state holds the question).
+        run; it names an entity the question does not, or leaves out one the question names (with *abstain*;
+        :meth:`RestoringState.unnamed`, :meth:`RestoringState.unused`); it is not of the kind the question asks
+        for (with *answer_kinds*, where the state holds the question).
         """
         if not denotation.ok:
             return str(denotation)
-        unnamed = getattr(state, "unnamed", None)
+        unnamed, unused = getattr(state, "unnamed", None), getattr(state, "unused", None)
         if self.abstain and unnamed is not None and (kinds := unnamed()):
             return f"the question names no {', '.join(kinds)}"
+        if self.abstain and unused is not None and (left_out := unused()):
+            return f"the reading leaves out {', '.join(repr(words) for words in left_out)}, which the question names"
         question = getattr(state, "question", None)
         return self.answer_kinds.problem(question, denotation) if self.answer_kinds is not None and question else None
 
