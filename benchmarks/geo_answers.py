@@ -176,6 +176,18 @@ def main() -> None:
         help="a fresh-questions file to score, question<TAB>gold query<TAB>JSON answers[<TAB>styles] a line; again for more "
         "(default: tests/fixtures/geo_fresh_questions.tsv and tests/fixtures/geo_fresh_dev.tsv)",
     )
+    parser.add_argument(
+        "--answer-kinds",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the guided beam passes over answers of another kind than the question asks for (default: as the archive's search does)",
+    )
+    parser.add_argument(
+        "--abstain",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="where no reading passes, abstain rather than answer with the best (default: as the archive's search does)",
+    )
     parser.add_argument("--test", default=str(Path(data_root()) / "geo-raw" / "geo_prolog_test.tsv"), help="the questions timed: the first column")
     parser.add_argument("--batch-size", type=int, default=1, help="questions per predict_batch call")
     parser.add_argument("--repeat", type=int, default=2, help="timed passes of each mode (the fastest is reported)")
@@ -210,7 +222,15 @@ def main() -> None:
         raise SystemExit(f"error: --execution-guided chooses among a beam's hypotheses, and the search is {type(search).__name__}: give --beam-size K")
     if archive_guided:
         search.execution_guided = None
+    if args.answer_kinds is not None:  # for an ablation: the rules of geo_english, or none
+        from toolkit.execution.answer_kinds import GeoEnglish
+
+        search.answer_kinds = GeoEnglish() if args.answer_kinds else None
+    if args.abstain is not None:
+        search.abstain = args.abstain
     described = f"{type(search).__name__}{f', beam {search.beam_size}' if isinstance(search, BeamSearch) else ''}"
+    settings = {"answer kinds": getattr(search, "answer_kinds", None) is not None, "abstain": bool(getattr(search, "abstain", False))}
+    described += "".join(f"; {name} {'on' if on else 'off'}" for name, on in settings.items())
     print(f"archive {args.archive}; search {described}{' (execution-guided in the archive)' if archive_guided else ''}; 1 CPU thread")
 
     searches = {"plain beam" if can_guide else described: search, **({"execution-guided": search.guided_by(executor)} if can_guide else {})}

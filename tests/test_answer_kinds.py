@@ -60,6 +60,10 @@ GEO = Path(data_root()) / "geo-raw"
         ("When did Ohio become a state?", "a date or time"),
         ("tell me about the weather in denver", "the weather"),
         ("what is the average temperature in reno", "the weather"),
+        ("How many national parks does Wyoming have?", "a kind of place or thing that Geobase does not hold"),
+        ("which is the tallest building in chicago", "a kind of place or thing that Geobase does not hold"),
+        ("name the universities in iowa", "a kind of place or thing that Geobase does not hold"),
+        ("how many counties are in delaware", "a kind of place or thing that Geobase does not hold"),
     ],
 )
 def test_the_rules_read_the_kind_asked_from_the_question_words(question, wanted):
@@ -94,8 +98,13 @@ def test_words_that_only_qualify_the_head_noun_leave_its_kind_and_what_follows_i
 
 
 @given(rest=st.lists(st.sampled_from(["states", "people", "live", "in", "the", "capital", "of", "texas", "who", "where", "rivers"]), max_size=8))
-def test_how_many_always_asks_for_a_number(rest):
+def test_how_many_of_what_geobase_holds_asks_for_a_number(rest):
     assert RULES.expected(" ".join(["how", "many", *rest])).wanted == "a number"
+
+
+def test_no_answer_fits_a_question_about_what_geobase_does_not_hold():
+    assert RULES.problem("how many airports are in ohio", Denotation.of(["0"], ["number"])) is not None
+    assert RULES.problem("how many lakes are in ohio", Denotation.of(["0"], ["number"])) is None
 
 
 def test_an_answer_of_another_kind_is_a_problem_an_empty_or_untyped_one_is_not():

@@ -26,7 +26,7 @@ def test_the_readme_is_short():
 def test_the_readme_examples_use_the_quickstart_archive():
     blocks = fenced_blocks(README)
     bash = [body for kind, body in blocks if kind == "bash"]
-    assert bash[0].startswith("pip install torch==2.13.0 && pip install -e . && toolkit train")
+    assert bash[0].startswith('pip install torch==2.13.0 && pip install -e ".[geo,serve]" && toolkit train')
     assert bash[1].startswith('pip install torch==2.13.0 && pip install -e ".[test]" && pytest')
     examples = [(kind, body) for kind, body in blocks if kind in ("bash", "python")][2:]  # what .ci/doc_examples.py runs of it
     assert "jsonnet_configs/ud_ewt_quickstart.jsonnet" in examples[0][1]

@@ -33,7 +33,7 @@ from toolkit.params import Params
 
 RAW = data_root() / "geo-raw"
 MAIN = REPO / "jsonnet_configs" / "geo_raw_transformer.jsonnet"
-OVERRIDES = [REPO / "jsonnet_configs" / "overrides" / f"geo_raw_{name}.jsonnet" for name in ("recombination", "templates")]
+QUESTIONS_ONLY = REPO / "jsonnet_configs" / "overrides" / "geo_raw_questions_only.jsonnet"
 
 
 def needs_raw() -> Path:
@@ -432,25 +432,21 @@ def test_a_strategy_of_ratio_zero_never_reads_its_file(tmp_path):
 # ------------------------------------------------------------------ the main job's config
 
 
-def test_the_main_job_reads_exactly_the_training_file_unless_a_strategy_is_switched_on():
+def test_the_main_job_recombines_and_templates_and_its_questions_only_override_reads_the_file_alone():
     needs_raw()
     params = Params.from_file(MAIN)
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
     validation = DatasetReader.from_params(params.pop("validation_dataset_reader"))
     assert isinstance(reader, RecombinationReader) and type(validation) is TsvReader
+    assert {name: strategy.ratio for name, strategy in reader.strategies.items()} == {"entities": 0.1, "whole_phrases": 0.25, "concat": 0.1, "templates": 0.5}
+    assert reader.check is not None and reader.check.executor is not None and reader.check.grammar is not None
+    only = Params.from_file(MAIN, str(QUESTIONS_ONLY))
+    assert only.as_dict()["trainer"]["num_epochs"] == 120
+    reader = DatasetReader.from_params(only.pop("dataset_reader"))
     assert {name: strategy.ratio for name, strategy in reader.strategies.items()} == {"entities": 0, "whole_phrases": 0, "concat": 0, "templates": 0}
     path = RAW / "geo_prolog_train.tsv"
     plain = [(e.tokens, e.target, e.meta) for e in validation.read(path)]
     assert [(e.tokens, e.target, e.meta) for e in reader.read(path)] == plain and len(plain) == 600
-
-
-@pytest.mark.parametrize("override", OVERRIDES, ids=lambda path: path.stem)
-def test_each_override_switches_its_strategies_on(override):
-    needs_raw()
-    reader = DatasetReader.from_params(Params.from_file(MAIN, str(override)).pop("dataset_reader"))
-    on = {name for name, strategy in reader.strategies.items() if strategy.ratio > 0}
-    assert on == ({"templates"} if "templates" in override.name else {"entities", "whole_phrases", "concat"})
-    assert reader.check is not None and reader.check.executor is not None and reader.check.grammar is not None
 
 
 def test_a_bad_strategy_setting_names_its_key_in_the_main_config():

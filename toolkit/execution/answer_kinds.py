@@ -36,8 +36,11 @@ The nouns (``NOUNS``): state; city, town, capital (a city); river; lake; mountai
 a point); point (a point or a mountain); country, nation; abbreviation, code (a name); population,
 area, size, length, elevation, height, density, number, total, people, inhabitants... (a number);
 and nouns of what Geobase does not hold: president, governor, mayor (a person), year, date, time (a
-date or time), weather, temperature, climate (the weather), language, currency. A question that asks
-for what Geobase does not hold fits no answer at all ("who is the president?").
+date or time), weather, temperature, climate (the weather), language, currency, and the places and
+things a country holds besides Geobase's kinds (buildings, bridges, roads, airports, parks, forests,
+islands, counties, universities, museums, teams...). A question that asks for what Geobase does not
+hold fits no answer at all ("who is the president?"), "how many" of them included ("how many
+national parks are in utah?").
 """
 
 from __future__ import annotations
@@ -123,6 +126,18 @@ def _nouns() -> dict[str, Expected]:
         (("weather", "temperature", "temperatures", "climate", "rainfall"), WEATHER),
         (("language", "languages"), Expected(frozenset(), "a language")),
         (("currency",), Expected(frozenset(), "a currency")),
+        (  # what a country holds besides Geobase's kinds: the places people build, run or visit, and the land's other features
+            (
+                "building", "buildings", "skyscraper", "skyscrapers", "tower", "towers", "bridge", "bridges", "dam", "dams",
+                "road", "roads", "highway", "highways", "interstate", "interstates", "street", "streets", "railroad", "railroads",
+                "airport", "airports", "port", "ports", "park", "parks", "forest", "forests", "desert", "deserts", "island", "islands",
+                "beach", "beaches", "volcano", "volcanoes", "canyon", "canyons", "waterfall", "waterfalls", "glacier", "glaciers",
+                "ocean", "oceans", "sea", "seas", "bay", "bays", "county", "counties", "university", "universities", "college",
+                "colleges", "school", "schools", "museum", "museums", "stadium", "stadiums", "hospital", "hospitals", "restaurant",
+                "restaurants", "company", "companies", "team", "teams", "sport", "sports", "zoo", "zoos", "monument", "monuments",
+            ),
+            Expected(frozenset(), "a kind of place or thing that Geobase does not hold"),
+        ),
     ]  # fmt: skip
     return {word: expected for words, expected in kinds for word in words}
 
@@ -141,7 +156,8 @@ class GeoEnglish(AnswerKinds):
         major main big bigger large larger small smaller long longer short shorter high higher low lower tall taller
         great greater most least more less fewest many few combined entire whole neighboring neighbouring bordering
         adjacent adjoining surrounding nearby populous populated dense american us usa u s continental average mean
-        typical annual yearly current official postal exact approximate estimated overall""".split()
+        typical annual yearly current official postal exact approximate estimated overall national public famous
+        historic professional international local""".split()
     )
     NUMERALS: ClassVar[frozenset[str]] = frozenset("first second third two three four five ten fifty".split())
     WH: ClassVar[frozenset[str]] = frozenset({"what", "which", "where", "how", "who", "whom", "when", "why"})
@@ -167,7 +183,10 @@ class GeoEnglish(AnswerKinds):
         """What the question word at *i* asks for."""
         word, following = words[i], words[i + 1] if i + 1 < len(words) else ""
         if word == "how":
-            return NUMBER if following in ("many", "much") or following in self.HOW_ADJECTIVES else None
+            if following in ("many", "much"):  # a number, unless of what Geobase does not hold ("how many national parks")
+                counted = self.head(words, i + 2, determiner=False)
+                return counted if counted is not None and not counted.kinds else NUMBER
+            return NUMBER if following in self.HOW_ADJECTIVES else None
         if word in ("who", "whom"):
             return PERSON
         if word == "when":
