@@ -240,7 +240,7 @@ def test_a_breadth_first_inner_grammar_is_refused_by_name(tmp_path):
 QUESTION_NAMES = ["texas", "mississippi", "austin", "utah", "lake tahoe", "mount rainier", "rainier", "seattle washington", "the president"]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
     names=st.lists(st.sampled_from(QUESTION_NAMES), max_size=3),
     inner=st.sampled_from([TREE, {"type": "sequence", "max_length": 30}]),

@@ -430,7 +430,7 @@ def test_arguments_say_what_restore_fills(anonymizer):
 NAMES = [record["value"] for record in RECORDS if record["type"] not in ("road", "country")]
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(names=st.lists(st.sampled_from(NAMES), min_size=0, max_size=3), words=st.sampled_from(["", "lake", "mount", "river", "city", "state of"]))
 def test_every_argument_offered_restores_and_no_other(anonymizer, names, words):
     """The contract the constrained grammar relies on: a token arguments() offers restores there, and a placeholder it leaves out does not."""

@@ -134,7 +134,7 @@ def evaluate(
     examples = loaded.dataset_reader.read(data, whole=True)
     check_golds([*loaded.metrics, *(metric for _, metric in extras)], examples)  # before decoding
     too_long = undecodable(loaded.model, examples, search)
-    decoding = search or loaded.model.search
+    decoding = search or getattr(loaded.model, "search", None)  # a tagger has none
     abstained = getattr(decoding, "abstentions", 0)
     predictions = predict(loaded.model, examples, search=search)
     metrics = score(predictions, examples, loaded.metrics)
