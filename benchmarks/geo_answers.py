@@ -188,6 +188,12 @@ def main() -> None:
         default=None,
         help="where no reading passes, abstain rather than answer with the best (default: as the archive's search does)",
     )
+    parser.add_argument(
+        "--min-confidence",
+        type=float,
+        default=None,
+        help="with --abstain, abstain where the reading taken holds less than this share of the beam's probability (default: as the archive's search does)",
+    )
     parser.add_argument("--test", default=str(Path(data_root()) / "geo-raw" / "geo_prolog_test.tsv"), help="the questions timed: the first column")
     parser.add_argument("--batch-size", type=int, default=1, help="questions per predict_batch call")
     parser.add_argument("--repeat", type=int, default=2, help="timed passes of each mode (the fastest is reported)")
@@ -195,6 +201,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.batch_size < 1 or args.repeat < 1:
         parser.error("--batch-size and --repeat must be at least 1")
+    if args.min_confidence is not None and not 0 <= args.min_confidence <= 1:
+        parser.error("--min-confidence is a share of the beam's probability, from 0 to 1")
     files = args.questions or QUESTIONS
     if missing := [str(path) for path in files if not path.is_file()]:
         parser.error(f"no such questions file: {', '.join(missing)}")
@@ -228,9 +236,12 @@ def main() -> None:
         search.answer_kinds = GeoEnglish() if args.answer_kinds else None
     if args.abstain is not None:
         search.abstain = args.abstain
+    if args.min_confidence is not None:
+        search.min_confidence = args.min_confidence
     described = f"{type(search).__name__}{f', beam {search.beam_size}' if isinstance(search, BeamSearch) else ''}"
     settings = {"answer kinds": getattr(search, "answer_kinds", None) is not None, "abstain": bool(getattr(search, "abstain", False))}
     described += "".join(f"; {name} {'on' if on else 'off'}" for name, on in settings.items())
+    described += f"; min confidence {getattr(search, 'min_confidence', 0.0):g}"
     print(f"archive {args.archive}; search {described}{' (execution-guided in the archive)' if archive_guided else ''}; 1 CPU thread")
 
     searches = {"plain beam" if can_guide else described: search, **({"execution-guided": search.guided_by(executor)} if can_guide else {})}

@@ -18,6 +18,7 @@
 //   without execution-guided decoding: -o '{"model.search.execution_guided": null}' (or evaluate --beam-size 5)
 //   without answer kinds (any answer fits any question): -o '{"model.search.answer_kinds": null}'
 //   without abstaining (answer with the best reading even where none passes): -o '{"model.search.abstain": false}'
+//   answering also from readings the model is unsure of (under half the beam's probability): -o '{"model.search.min_confidence": 0}'
 //   without MiniLM (words only; no transformers needed): -o '{"model.token_embedders": null}'
 //   without the data beyond GEO's questions: -o jsonnet_configs/overrides/geo_raw_questions_only.jsonnet
 local minilm = import 'minilm.libsonnet';
@@ -84,7 +85,7 @@ local executor = { type: 'geoquery_prolog', database: raw };
     // Execution-guided decoding: of the beam's finished queries, the best one that answers, with an answer of
     // the kind the question asks for ("how many": a number) and about entities the question names; where
     // none does, the predictor says it cannot answer rather than guess (the best one is still scored).
-    search: { type: 'beam', beam_size: 5, execution_guided: executor, answer_kinds: { type: 'geo_english' }, abstain: true },
+    search: { type: 'beam', beam_size: 5, execution_guided: executor, answer_kinds: { type: 'geo_english' }, abstain: true, min_confidence: 0.5 },
   },
   metrics: [{ type: 'exact_match' }, { type: 'denotation_accuracy', executor: executor }],
   trainer: {

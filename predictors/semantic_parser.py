@@ -6,6 +6,7 @@ from predictors.predictor import Predictor
 from toolkit.archive import Archive
 from toolkit.data.example import Example
 from toolkit.decoding import Search
+from toolkit.decoding.search import DOUBT
 from toolkit.errors import DataError, ToolkitError
 from toolkit.execution import Executor
 from toolkit.grammars.anonymized import unnamed_entities, unused_mentions
@@ -30,7 +31,8 @@ class SemanticParserPredictor(Predictor):
     With a search that abstains (``abstain``, :class:`~toolkit.decoding.BeamSearch`), the predictor
     gives no answer rather than a guess: where no reading of the question passes (it fails to run, names
     an entity the question does not or leaves out one it does, or is not of the kind the question asks for, with the search's
-    ``answer_kinds``), the output has ``"abstained": true`` and ``answer_error`` says why ("the question
+    ``answer_kinds``), or the one that passes holds too little of the model's confidence (``min_confidence``),
+    the output has ``"abstained": true`` and ``answer_error`` says why ("the question
     asks for a number, and no reading of it gives one"). The search still returned its best reading: the
     ``logical_form``. The question is the one the user asked, before its entities were replaced by placeholders.
     """
@@ -69,6 +71,8 @@ class SemanticParserPredictor(Predictor):
         problem = denotation.why() if not denotation.ok else kinds.problem(question, denotation) if kinds is not None else None
         if problem is not None and (abstain or not denotation.ok):
             return {**output, "answer_error": problem, **({"abstained": True} if abstain else {})}
+        if abstain and (doubt := example.meta.get(DOUBT)):  # a reading that passes, but the model is unsure of it (min_confidence)
+            return {**output, "answer_error": doubt, "abstained": True}
         return {**output, "answer": list(denotation.answers)}
 
 

@@ -251,6 +251,16 @@ def test_the_predictor_abstains_in_plain_words_where_the_search_abstains():
     assert "abstained" not in plain and plain["answer_error"].startswith("the query could not run (") and not plain["answer_error"].startswith("error")
 
 
+def test_the_predictor_abstains_where_the_search_doubts_the_reading_it_took():
+    doubted = question("How many rivers are in Ohio?")
+    doubted.meta["doubt"] = "I am not sure what the question asks (my reading of it has 30% of my confidence; I answer from 50%)"
+    output = predictor({"count": COUNT}, answer_kinds=GeoEnglish(), abstain=True).to_json(doubted, "count")
+    assert output["abstained"] and output["answer_error"] == doubted.meta["doubt"] and "answer" not in output
+    assert predictor({"count": COUNT}, answer_kinds=GeoEnglish()).to_json(doubted, "count")["answer"] == ["2"]  # no abstaining: the answer
+    output = predictor({"rivers": RIVERS}, answer_kinds=GeoEnglish(), abstain=True).to_json(doubted, "rivers")
+    assert output["answer_error"] == "the question asks for a number, and no reading of it gives one"  # the plainer reason first
+
+
 def test_the_predictor_names_no_placeholder_and_says_what_the_question_does_not_name():
     anonymizing = anonymizer()
     usa = "_answer ( A , ( _population ( B , A ) , _const ( B , _countryid ( usa ) ) ) )"

@@ -202,3 +202,37 @@ def test_a_query_whose_answer_is_not_ground_is_passed_over_like_one_that_fails()
         search = BeamSearch(beam_size=3).guided_by(Standing(prolog))
         assert scripted_model().predict([Example(SENTENCES[0])], search) == ["city:t"]
         assert search.guided_changes == 1
+
+
+# ------------------------------------------------------------------ confidence: each reading's share of the beam's probability
+
+
+def test_each_reading_has_its_share_of_the_beams_probability():
+    model = scripted_model()
+    [readings] = BeamSearch(beam_size=3).ranked(model, model.decoding_batch([Example(SENTENCES[0])]), [model.grammar.initial_state(Example(SENTENCES[0]))])
+    assert readings.shares == pytest.approx([0.5, 0.3, 0.2])  # FIRST's probabilities: the one symbol, then an end of probability 1
+
+
+def test_an_abstaining_beam_doubts_a_reading_it_holds_little_of_and_says_so_in_the_example():
+    model = scripted_model()
+    example = Example(SENTENCES[0])
+    search = BeamSearch(beam_size=3, abstain=True, min_confidence=0.4).guided_by(FakeExecutor(failing=["state:t"]))
+    assert model.predict([example], search) == ["city:t"]  # still the reading guidance takes, for metrics to score
+    assert "30%" in example.meta["doubt"] and "40%" in example.meta["doubt"] and search.abstentions == 1
+    trusted = BeamSearch(beam_size=3, abstain=True, min_confidence=0.25).guided_by(FakeExecutor(failing=["state:t"]))
+    assert model.predict([example], trusted) == ["city:t"] and "doubt" not in example.meta  # a later search's own verdict
+    assert trusted.abstentions == 0
+
+
+def test_min_confidence_acts_only_with_abstain_and_also_without_guidance():
+    model = scripted_model()
+    example = Example(SENTENCES[0])
+    assert model.predict([example], BeamSearch(beam_size=3, min_confidence=0.9)) == ["state:t"] and "doubt" not in example.meta
+    assert model.predict([example], BeamSearch(beam_size=3, abstain=True, min_confidence=0.6)) == ["state:t"]
+    assert "50%" in example.meta["doubt"]
+    assert model.predict([example], BeamSearch(beam_size=3, abstain=True, min_confidence=0.5)) == ["state:t"] and "doubt" not in example.meta
+
+
+def test_min_confidence_is_a_share_of_probability():
+    with pytest.raises(ConfigurationError, match="min_confidence"):
+        Search.from_params({"type": "beam", "abstain": True, "min_confidence": 1.5})

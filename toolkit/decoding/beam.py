@@ -5,11 +5,21 @@ import copy
 import torch
 
 from toolkit.decoding.memory import free_bytes, hypothesis_bytes, out_of_memory, row_bytes, size_text
-from toolkit.decoding.search import Search
+from toolkit.decoding.search import Doubted, Search
 from toolkit.errors import ConfigurationError
 from toolkit.execution import Denotation, Executor
 from toolkit.execution.answer_kinds import AnswerKinds
-from toolkit.from_params import PositiveInt
+from toolkit.from_params import PositiveInt, Probability
+
+
+class Readings(list):
+    """One sentence's finished hypotheses, best first, and each one's *share*: its probability over theirs
+    (the softmax of their log-probabilities), how much of what the beam found the model puts on it.
+    """
+
+    def __init__(self, hypotheses: list, shares: list[float]):
+        super().__init__(hypotheses)
+        self.shares = shares
 
 
 @Search.register("beam")
@@ -49,7 +59,11 @@ class BeamSearch(Search):
     states say which: :meth:`~toolkit.grammars.anonymized.RestoringState.unnamed`); with *abstain*,
     where no hypothesis is left the predictor says it cannot answer (``answer_error``) instead of
     giving the best one's answer, which the search still returns, for metrics to score.
-    ``abstentions`` counts those inputs.
+    ``abstentions`` counts those inputs. With *abstain* and *min_confidence*, the reading taken must also
+    hold at least that share of the probability of the beam's finished readings (:class:`Readings`):
+    where it holds less, the model is unsure what the question asks, and the predictor abstains
+    (the search returns the reading :class:`~toolkit.decoding.search.Doubted`). On GEO's fresh
+    questions a reading taken with a share under one half was wrong far more often than right.
     """
 
     def __init__(
@@ -62,11 +76,13 @@ class BeamSearch(Search):
         execution_guided: Executor | None = None,
         answer_kinds: AnswerKinds | None = None,
         abstain: bool = False,
+        min_confidence: Probability = 0.0,
     ):
         super().__init__(max_steps, use_cache)
         self.beam_size, self.length_penalty, self.early_stopping = beam_size, length_penalty, early_stopping
         self.execution_guided, self.guided_changes = execution_guided, 0
         self.answer_kinds, self.abstain, self.abstentions = answer_kinds, abstain, 0
+        self.min_confidence = min_confidence
 
     @property
     def hypotheses_per_input(self) -> int:
@@ -74,7 +90,9 @@ class BeamSearch(Search):
 
     def search(self, model, batch, states, limits=None):
         ranked = self.ranked(model, batch, states, limits)
-        return self.guide(ranked) if self.execution_guided is not None else [hypotheses[0] for hypotheses in ranked]
+        if self.execution_guided is not None:
+            return self.guide(ranked)
+        return [self.doubted(hypotheses, 0) for hypotheses in ranked]
 
     def ranked(self, model, batch, states, limits=None) -> list[list]:
         """Each sentence's finished hypotheses, best first (see :meth:`ranking`); *limits*: each sentence's step limit.
@@ -126,7 +144,7 @@ class BeamSearch(Search):
             finished = (final | ~torch.isfinite(scores)).all(dim=1) | at_limit  # (B,): nothing left to extend, or no step left
             if finished.any():  # such sentences leave the batch, so later steps run on fewer rows
                 for row in finished.nonzero().flatten().tolist():
-                    winners[sentences[row]] = [hypotheses[row * width + k] for k in self.ranking(scores[row], final[row], lengths[row])]
+                    winners[sentences[row]] = self.readings(hypotheses[row * width : (row + 1) * width], scores[row], final[row], lengths[row])
                 keep = (~finished).nonzero().flatten()
                 if len(keep) == 0:
                     return winners
@@ -162,8 +180,13 @@ class BeamSearch(Search):
             width = widened
         final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(-1, width)
         for row, sentence in enumerate(sentences):  # the longest limit reached
-            winners[sentence] = [hypotheses[row * width + k] for k in self.ranking(scores[row], final[row], lengths[row])]
+            winners[sentence] = self.readings(hypotheses[row * width : (row + 1) * width], scores[row], final[row], lengths[row])
         return winners
+
+    def readings(self, beam: list, scores: torch.Tensor, final: torch.Tensor, lengths: torch.Tensor) -> Readings:
+        """One sentence's *beam* of hypotheses as :class:`Readings`, in :meth:`ranking`'s order."""
+        order = self.ranking(scores, final, lengths)
+        return Readings([beam[k] for k in order], scores[order].float().softmax(0).tolist())
 
     def check_fits(self, width: int, inputs: int, per_hypothesis: int, free: int | None, steps: int, device: torch.device) -> None:
         """Refuse, in one line, to widen the beam to *width* hypotheses for each of *inputs* when they would need
@@ -227,7 +250,24 @@ class BeamSearch(Search):
                 state is None and (denotation is None or self.problem(hypotheses[0], denotation) is not None)
                 for state, denotation, hypotheses in zip(chosen, best, ranked)
             )
-        return [state if state is not None else hypotheses[0] for state, hypotheses in zip(chosen, ranked)]
+        taken = [
+            hypotheses[0] if state is None else self.doubted(hypotheses, next(rank for rank, reading in enumerate(hypotheses) if reading is state))
+            for state, hypotheses in zip(chosen, ranked)
+        ]
+        self.abstentions += sum(isinstance(state, Doubted) for state in taken)
+        return taken
+
+    def doubted(self, readings: list, rank: int):
+        """The reading at *rank*, :class:`~toolkit.decoding.search.Doubted` where it holds less than *min_confidence* of the
+        probability of *readings* (with *abstain*; see the class docstring).
+        """
+        reading, shares = readings[rank], getattr(readings, "shares", None)
+        if not (self.abstain and self.min_confidence and shares) or shares[rank] >= self.min_confidence:
+            return reading
+        share = f"{shares[rank]:.0%}" if shares[rank] >= 0.005 else "under 1%"
+        return Doubted(
+            reading, f"I am not sure what the question asks (my reading of it has {share} of my confidence; I answer from {self.min_confidence:.0%})"
+        )
 
     def problem(self, state, denotation: Denotation) -> str | None:
         """Why the answer *denotation* of hypothesis *state* is no answer to its question, or ``None``: it failed to

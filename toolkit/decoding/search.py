@@ -8,6 +8,7 @@ prediction is a final (well-formed) state.
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
@@ -19,6 +20,22 @@ from toolkit.registrable import Registrable
 
 logger = logging.getLogger(__name__)
 DEFAULT_MAX_STEPS = 500  # an input's step limit where neither the config nor the grammar gives one
+DOUBT = "doubt"  # the key of Example.meta where a search says why it does not stand behind its output
+
+
+@dataclass(frozen=True)
+class Doubted:
+    """A final state a search returns without standing behind it (a reading its model is unsure of), and *why*.
+
+    It is the state in every other respect; :meth:`Search.results` gives its result as any other and notes
+    *why* in its example's ``meta[DOUBT]``, for a predictor that abstains to say so.
+    """
+
+    state: State
+    why: str
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.state, name)
 
 
 class DecodingContext(Protocol):
@@ -93,4 +110,8 @@ class Search(Registrable):
             logger.info(
                 "%d of %d inputs reached the search's step limit unfinished; their outputs are cut short (%d so far)", short, len(states), self.cut_short
             )
+        for example, state in zip(examples, states):
+            example.meta.pop(DOUBT, None)
+            if isinstance(state, Doubted):
+                example.meta[DOUBT] = state.why
         return [state.result() for state in states]
