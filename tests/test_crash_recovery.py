@@ -15,6 +15,7 @@ from safetensors.torch import load_file
 
 from tests.conftest import FIXTURES, REPO
 from tests.waiting import wait_for
+from toolkit.serving.launch import answering_ctrl_c
 
 OVERRIDES = '{"trainer.num_epochs": 60, "trainer.max_tokens": 256, "test_data_path": null}'
 
@@ -94,7 +95,7 @@ def test_a_replacing_run_killed_at_any_moment_leaves_one_whole_run(tmp_path):
 
     rng, outcomes = random.Random(3), set()
     for trial in range(8):
-        process = subprocess.Popen(command(run_dir, "--force"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(command(run_dir, "--force"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=answering_ctrl_c)
         time.sleep(rng.uniform(2.0, 9.0))  # startup, the move aside, the first epoch, its checkpoint, the old run's deletion
         if trial % 2:
             process.send_signal(signal.SIGKILL)

@@ -27,6 +27,7 @@ from toolkit.archive import _pack
 from toolkit.archive_members import MANIFEST_NAME
 from toolkit.archive_sources import manifest_bound, resolve_archive
 from toolkit.errors import ArchiveError, ConfigurationError
+from toolkit.serving.launch import answering_ctrl_c
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -203,7 +204,8 @@ def test_a_stopped_download_leaves_nothing(stop, status, server, cache, archive,
     url = server.serve("/model.tar.gz", trickle(archive, every=0.05))
     questions = tmp_path / "questions.txt"
     questions.write_text("where is c0\n")
-    child = subprocess.Popen([sys.executable, "-m", "toolkit", "predict", url, str(questions)], cwd=REPO, stderr=subprocess.PIPE, text=True)
+    command = [sys.executable, "-m", "toolkit", "predict", url, str(questions)]
+    child = subprocess.Popen(command, cwd=REPO, stderr=subprocess.PIPE, text=True, preexec_fn=answering_ctrl_c)
     try:
         waited = time.monotonic()
         while not any(name.endswith(".part") for name in left_in(cache)):

@@ -7,6 +7,7 @@ temporary file, not a pipe, so a server that logs a lot never blocks on a pipe n
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -53,6 +54,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def answering_ctrl_c() -> None:
+    """In a child about to start: Ctrl-C (SIGINT) stops it as it would in a foreground shell. A process a
+    shell starts in the background ignores SIGINT, and its children inherit that (Python keeps an
+    ignored SIGINT ignored), so a server started from a background job would not answer it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_server(archive: str | Path, *options: str, threads: int | None = None, timeout: float = 120.0) -> ServerProcess:
     """``toolkit serve ARCHIVE --port P OPTIONS`` on a free port, returned once ``/health`` answers.
 
@@ -70,7 +79,8 @@ def start_command(command: list[str], port: int, threads: int | None = None, tim
     if threads is not None:
         env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     log = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 - it lives as long as the server
-    server = ServerProcess(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, text=True, env=env), port, log)
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, text=True, env=env, preexec_fn=answering_ctrl_c)
+    server = ServerProcess(process, port, log)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
