@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit import bounded_jsonnet
+from toolkit.data.ud_treebanks import resolve_treebank
 from toolkit.errors import ConfigurationError
 from toolkit.upgrades import upgrade_config
 
@@ -179,7 +180,7 @@ class Params(MutableMapping):
         if overrides:
             config = merge(config, unflatten(overrides), keys_of)
             upgrade_config(config, "the overrides")
-        return cls(config)
+        return cls(resolve_treebank(config, variables["DATA_ROOT"]) if isinstance(config, dict) else config)
 
     def to_file(self, path: str | os.PathLike[str]) -> None:
         """Write the config as pretty JSON (valid jsonnet), e.g. into a model archive."""
