@@ -35,9 +35,9 @@ def test_reads_words_heads_relations_and_tags(tmp_path):
     first, second = ConlluReader().read(path)
     assert first.tokens == ["I", "just", "do", "n't", "know", "."]
     assert first.target == DependencyTree(
-        (4, 4, 4, 0, 4, 4), ("nsubj", "advmod", "aux", "root", "obl:npmod", "punct"), ("PRON", "ADV", "AUX", "PART", "VERB", "PUNCT")
+        (4, 4, 4, 0, 4, 4), ("nsubj", "advmod", "aux", "root", "obl:npmod", "punct"), ("PRON", "ADV", "AUX", "PART", "VERB", "PUNCT"), ("_",) * 6
     )
-    assert first.meta == {"path": str(path), "line": 1, "sent_id": "s1", "upos": first.target.upos}
+    assert first.meta == {"path": str(path), "line": 1, "sent_id": "s1", "upos": first.target.upos, "multiword": ((3, 4, "don't"),), "text": "I don't know."}
     assert second.tokens == ["Hello"] and second.target.heads == (0,) and second.meta["line"] == 12
     assert first.target.without_upos() == DependencyTree(first.target.heads, first.target.deprels)
 
@@ -111,3 +111,25 @@ def test_reads_real_ewt_dev_data():
     assert all(len(e.tokens) == len(e.target.heads) == len(e.target.upos) for e in examples)
     assert all(e.target.heads.count(0) == 1 for e in examples)
     assert examples[0].meta["line"] == 1 and examples[1].meta["line"] > 1
+
+
+FRENCH = """\
+# text = Le chat du voisin dort.
+1\tLe\tle\tDET\t_\tDefinite=Def|Gender=Masc|Number=Sing|PronType=Art\t2\tdet\t_\t_
+2\tchat\tchat\tNOUN\t_\tGender=Masc|Number=Sing\t6\tnsubj\t_\t_
+3-4\tdu\t_\t_\t_\t_\t_\t_\t_\t_
+3\tde\tde\tADP\t_\t_\t5\tcase\t_\t_
+4\tle\tle\tDET\t_\tDefinite=Def|Gender=Masc|Number=Sing|PronType=Art\t5\tdet\t_\t_
+5\tvoisin\tvoisin\tNOUN\t_\tGender=Masc|Number=Sing\t2\tnmod\t_\t_
+6\tdort\tdormir\tVERB\t_\tMood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin\t0\troot\t_\tSpaceAfter=No
+7\t.\t.\tPUNCT\t_\t_\t6\tpunct\t_\t_
+"""
+
+
+def test_reads_each_words_features_the_surface_tokens_over_words_and_the_text(tmp_path):
+    [sentence] = ConlluReader().read(write(tmp_path, FRENCH))
+    assert sentence.tokens == ["Le", "chat", "de", "le", "voisin", "dort", "."]
+    assert sentence.target.feats[1] == "Gender=Masc|Number=Sing" and sentence.target.feats[2] == "_" and len(sentence.target.feats) == 7
+    assert sentence.target.feats[5] == "Mood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin"
+    assert sentence.meta["multiword"] == ((3, 4, "du"),) and sentence.meta["text"] == "Le chat du voisin dort."
+    assert sentence.target.without_upos() == DependencyTree((2, 6, 5, 5, 2, 0, 6), ("det", "nsubj", "case", "det", "nmod", "root", "punct"))

@@ -78,6 +78,10 @@ class Row:
         return self.fields[3]
 
     @property
+    def feats(self) -> str:
+        return self.fields[5]
+
+    @property
     def deprel(self) -> str:
         return self.fields[7]
 
@@ -104,12 +108,26 @@ class Sentence:
     @property
     def sent_id(self) -> str | None:
         """The ``# sent_id = ...`` comment's value (the last one if several)."""
-        sent_id = None
+        return self.comment("sent_id")
+
+    @property
+    def text(self) -> str | None:
+        """The ``# text = ...`` comment's value: the sentence as written, tokens and spaces."""
+        return self.comment("text")
+
+    def comment(self, name: str) -> str | None:
+        """The value of the last ``# name = value`` comment, or ``None``."""
+        found = None
         for comment in self.comments:
             for key, value in parse_comment_line(comment):
-                if key == "sent_id":
-                    sent_id = value
-        return sent_id
+                if key == name:
+                    found = value
+        return found
+
+    @property
+    def multiword_tokens(self) -> tuple[tuple[int, int, str], ...]:
+        """Each multiword token's first and last word and its surface form: ``(3, 4, "du")`` for "du" = "de le"."""
+        return tuple((*row.span, row.form) for row in self.rows if row.kind is Kind.MULTIWORD)
 
 
 @dataclass

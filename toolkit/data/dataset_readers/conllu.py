@@ -91,8 +91,12 @@ class ConlluReader(DatasetReader):
             word, why = problem
             raise DataError(f"not a dependency tree: {why}", path, words[word - 1].line)
         deprels = tuple(row.deprel.split(":")[0] if self.universal_deprels else row.deprel for row in words)
-        upos = tuple(row.upos for row in words)
+        upos, feats = tuple(row.upos for row in words), tuple(row.feats for row in words)
         sent_id = sentence.sent_id
         meta = {"path": path, "line": sentence.line, "sent_id": sent_id} if sent_id else {"path": path, "line": sentence.line}
         meta["upos"] = upos  # kept when the target is not (prediction): an input feature (the ``upos`` token embedder)
-        return Example([row.form for row in words], DependencyTree(heads, deprels, upos), meta)
+        if multiword := sentence.multiword_tokens:  # the surface tokens over words ("du" = "de le"), for a tokenizer to learn
+            meta["multiword"] = multiword
+        if (text := sentence.text) is not None:
+            meta["text"] = text
+        return Example([row.form for row in words], DependencyTree(heads, deprels, upos, feats), meta)
