@@ -24,7 +24,9 @@ is still parsed.
 """
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
@@ -33,7 +35,10 @@ from predictors.predictor import Predictor, check_stream, chunks, given_tokens, 
 from toolkit.archive import Archive
 from toolkit.data.conllu_format import ROW_START, Block, Kind, blocks, parse_sentence
 from toolkit.data.example import Example
+from toolkit.data.language import Language
 from toolkit.data.tokenization import spacy_installed, spacy_tokens, treebank_tokens
+from toolkit.data.ud_text import TextTokenizer, Token
+from toolkit.data.vocabulary import SOURCE
 from toolkit.decoding import Search
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.evaluation import predict
@@ -63,8 +68,51 @@ class Sentence:
     tokens: list[str] = field(default_factory=list)
     comments: list[str] = field(default_factory=list)
     rows: list[list[str] | None] = field(default_factory=list)  # CoNLL-U rows; None marks a word of plain text
-    space_after: list[bool] = field(default_factory=list)
+    space_after: list[bool] = field(default_factory=list)  # per word of plain text (a multiword token's on its last word)
+    multiword: dict[int, tuple[int, str]] = field(default_factory=dict)  # first word -> (last word, token form), 1-based
     error: str | None = None
+
+    def take(self, tokens: Sequence[Token]) -> None:
+        """Plain text's *tokens* as the sentence's words (multiword tokens expanded)."""
+        for token in tokens:
+            first = len(self.tokens) + 1
+            self.tokens.extend(token.words)
+            self.space_after.extend([False] * (len(token.words) - 1) + [token.space_after])
+            if len(token.words) > 1:
+                self.multiword[first] = (len(self.tokens), token.form)
+        if self.space_after:
+            self.space_after[-1] = True  # nothing said after the last token
+        self.rows = [None] * len(self.tokens)
+
+
+def script(character: str) -> str:
+    """The script of a letter, as Unicode names it first (``LATIN``, ``GREEK``, ``CYRILLIC``, ``CJK``)."""
+    return unicodedata.name(character, "UNKNOWN").split()[0]
+
+
+def scripts_of(words: Iterable[str]) -> frozenset[str]:
+    """The scripts the letters of *words* are written in."""
+    return frozenset(script(c) for word in words for c in set(word) if c.isalpha())
+
+
+def foreign_script(words: Sequence[str], known: frozenset[str]) -> str | None:
+    """The script most of *words*' letters are written in, where at least 80% of them (and 5 or more)
+    are in scripts outside *known*; ``None`` where the text could be the model's language.
+    """
+    letters = [script(c) for word in words for c in word if c.isalpha()]
+    unknown = [name for name in letters if name not in known]
+    if not known or len(unknown) < 5 or len(unknown) < 0.8 * len(letters):
+        return None
+    return Counter(unknown).most_common(1)[0][0].title()
+
+
+def misc_of(space_after: bool) -> str:
+    return "_" if space_after else "SpaceAfter=No"
+
+
+def spell(tokens: Sequence[Token]) -> str:
+    """The text *tokens* spell, spaces where they say."""
+    return "".join(token.form + " " * token.space_after for token in tokens).rstrip()
 
 
 def whitespace_tokenizer(text: str) -> list[tuple[str, bool]]:
@@ -96,7 +144,17 @@ class DependencyPredictor(Predictor):
 
     def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192, tokenizer: str = "auto"):
         super().__init__(archive, search, max_tokens)
-        self.tokenize, self.tokenizer_name = make_tokenizer(tokenizer)
+        self.language = Language.of(self.reader).code
+        self.text_tokenizer: TextTokenizer | None = None
+        if (tokenizer in ("auto", "spacy") and self.language not in (None, "en")) or (tokenizer == "auto" and getattr(self.reader, "text_tokenizer", None)):
+            self.text_tokenizer = getattr(self.reader, "text_tokenizer", None) or TextTokenizer(self.language)
+            self.text_tokenizer.nlp  # noqa: B018 - loaded now: a missing spaCy or language is refused before any input is read
+            self.tokenize, self.tokenizer_name = self.text_tokenizer.tokens, f"spacy ({self.language}, with the treebank's tokens)"
+        elif self.language not in (None, "en") and tokenizer == "treebank":
+            raise ConfigurationError(f"the Treebank tokenizer is English; this model parses {self.language!r}: use 'auto' or 'whitespace'")
+        else:
+            self.tokenize, self.tokenizer_name = make_tokenizer(tokenizer)
+        self.scripts = scripts_of(self.model.vocab.tokens(SOURCE))
         self.max_words = self.word_limit()
 
     def word_limit(self) -> int:
@@ -125,42 +183,42 @@ class DependencyPredictor(Predictor):
         yield from (self.conllu_sentences(rest, source) if conllu else self.text_sentences(rest, source))
 
     def text_sentences(self, lines: Iterable[tuple[int, str]], source: str) -> Iterator[Sentence]:
+        """Each line's sentences: one, or with a treebank's tokenizer as many as it finds (``# sent_id = 7.2``)."""
         for number, line in lines:
-            sentence = Sentence(f"{source}:{number}", comments=[f"# sent_id = {number}"])
+            where = f"{source}:{number}"
             try:
                 check_line(line)
+                text, sentences = self.read_text(line)
             except DataError as error:
-                yield self.fail(sentence, f"{sentence.where}: {error}")
+                yield self.fail(Sentence(where, comments=[f"# sent_id = {number}"]), f"{where}: {error}")
                 continue
-            try:
-                text, tokens = self.read_text(line)
-            except DataError as error:
-                yield self.fail(sentence, f"{sentence.where}: {error}")
-                continue
-            if text:
-                sentence.comments.append(f"# text = {text}")
-            sentence.tokens = [token for token, _ in tokens]
-            sentence.space_after = [space for _, space in tokens[:-1]] + [True] * bool(tokens)  # nothing said after the last token
-            sentence.rows = [None] * len(tokens)
-            yield self.check(sentence)
+            for part, tokens in enumerate(sentences, start=1):
+                sentence = Sentence(where, comments=[f"# sent_id = {number}" if len(sentences) == 1 else f"# sent_id = {number}.{part}"])
+                spelled = text if len(sentences) == 1 else spell(tokens)
+                if spelled:
+                    sentence.comments.append(f"# text = {spelled}")
+                sentence.take(tokens)
+                yield self.check(sentence)
 
-    def read_text(self, line: str) -> tuple[str, list[tuple[str, bool]]]:
-        """The text of a plain-text input line and its tokens, each with whether a space follows it.
+    def read_text(self, line: str) -> tuple[str, list[list[Token]]]:
+        """The text of a plain-text input line and its sentences of tokens (one sentence, possibly empty,
+        unless the tokenizer splits sentences).
 
-        A line that is a JSON object gives ``"tokens"`` as they are (spaces between them) or a
-        ``"sentence"`` (or ``"text"``) to tokenise, as in the other predictors.
+        A line that is a JSON object gives ``"tokens"`` as they are (spaces between them, one sentence)
+        or a ``"sentence"`` (or ``"text"``) to tokenise, as in the other predictors.
         """
         text = " ".join(line.split())  # tabs and runs of spaces as one space, as SpaceAfter can say
-        if not text.startswith("{"):
-            return text, self.tokenize(text)
-        obj = json_object(text)
-        if (given := given_tokens(obj)) is not None:
-            return " ".join(given), [(token, True) for token in given]
-        sentence = next((obj[key] for key in ("sentence", "text") if isinstance(obj.get(key), str)), None)
-        if sentence is None:
-            raise DataError('a JSON input line needs a "sentence" string or a "tokens" list of tokens without spaces')
-        text = " ".join(sentence.split())
-        return text, self.tokenize(text)
+        if text.startswith("{"):
+            obj = json_object(text)
+            if (given := given_tokens(obj)) is not None:
+                return " ".join(given), [[Token(token, True, (token,)) for token in given]]
+            sentence = next((obj[key] for key in ("sentence", "text") if isinstance(obj.get(key), str)), None)
+            if sentence is None:
+                raise DataError('a JSON input line needs a "sentence" string or a "tokens" list of tokens without spaces')
+            text = " ".join(sentence.split())
+        if self.text_tokenizer is not None:
+            return text, self.text_tokenizer.sentences(text) or [[]]
+        return text, [[Token(token, space, (token,)) for token, space in self.tokenize(text)]]
 
     def conllu_sentences(self, lines: Iterable[tuple[int, str]], source: str) -> Iterator[Sentence]:
         """One sentence per block of lines between blank lines; a block is held up to a bounded length."""
@@ -185,10 +243,15 @@ class DependencyPredictor(Predictor):
         return self.check(sentence)
 
     def check(self, sentence: Sentence) -> Sentence:
-        """Mark a sentence the model cannot parse: no words, or more than it can decode."""
+        """Mark a sentence the model cannot parse: no words, more than it can decode, or written in a
+        script the training sentences never use (certainly not the model's language).
+        """
         if sentence.error is None:
             if not sentence.tokens:  # recorded, not logged: blank lines between paragraphs are no mistake
                 sentence.error = f"{sentence.where}: an empty sentence (no words to parse)"
+            elif foreign := foreign_script(sentence.tokens, self.scripts):
+                language = f"{self.language!r} " if self.language else ""
+                self.fail(sentence, f"{sentence.where}: the sentence is written in {foreign} script, which none of this {language}model's training words use")
             elif len(sentence.tokens) > self.max_words:
                 self.fail(
                     sentence,
@@ -234,17 +297,26 @@ class DependencyPredictor(Predictor):
         comments = [line for line in sentence.comments if not line.startswith("# error")]
         if tree is None:
             return "\n".join(comments + [f"# error = {' '.join(str(sentence.error).split())}"]) + "\n"
-        lines, word = list(comments), 0
+        lines, word, inside = list(comments), 0, 0  # inside: the last word of the multiword token being written
+        upos, feats = getattr(tree, "upos", None), getattr(tree, "feats", None)
         for row in sentence.rows:
             if row is not None and "-" in row[0]:
                 lines.append("\t".join(row))
                 continue
             head, deprel = str(tree.heads[word]), tree.deprels[word]
             if row is None:
-                misc = "_" if sentence.space_after[word] else "SpaceAfter=No"
-                fields = [str(word + 1), sentence.tokens[word], "_", "_", "_", "_", head, deprel, "_", misc]
+                if word + 1 in sentence.multiword:
+                    inside, form = sentence.multiword[word + 1]
+                    lines.append("\t".join([f"{word + 1}-{inside}", form, "_", "_", "_", "_", "_", "_", "_", misc_of(sentence.space_after[inside - 1])]))
+                misc = "_" if word < inside else misc_of(sentence.space_after[word])
+                fields = [str(word + 1), sentence.tokens[word], "_", upos[word] if upos else "_", "_", feats[word] if feats else "_", head, deprel, "_", misc]
             else:
-                fields = row[:6] + [head, deprel, "_", row[9]]
+                given = row[:6]
+                if upos and given[3] == "_":
+                    given[3] = upos[word]
+                if feats and given[5] == "_":
+                    given[5] = feats[word]
+                fields = given + [head, deprel, "_", row[9]]
             lines.append("\t".join(fields))
             word += 1
         return "\n".join(lines) + "\n"
@@ -263,7 +335,7 @@ class DependencyPredictor(Predictor):
     def to_example(self, line: str) -> Example:
         """One sentence: plain text, or ``{"tokens": [...]}`` (taken as they are) or ``{"sentence": "..."}`` (tokenised)."""
         check_line(line)
-        tokens = [token for token, _ in self.read_text(line)[1]]
+        tokens = [word for sentence in self.read_text(line)[1] for token in sentence for word in token.words]
         if not tokens:
             raise DataError("empty input line")
         if len(tokens) > self.max_words:
@@ -271,4 +343,5 @@ class DependencyPredictor(Predictor):
         return Example(tokens)
 
     def to_json(self, example: Example, prediction: Any) -> dict[str, Any]:
-        return {"tokens": example.tokens, "heads": list(prediction.heads), "deprels": list(prediction.deprels)}
+        tags = {field: list(value) for field in ("upos", "feats") if (value := getattr(prediction, field, None)) is not None}
+        return {"tokens": example.tokens, "heads": list(prediction.heads), "deprels": list(prediction.deprels), **tags}

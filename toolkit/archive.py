@@ -44,6 +44,7 @@ from toolkit.archive_members import (
     verify_manifest,
 )
 from toolkit.data.dataset_readers import DatasetReader
+from toolkit.data.language import Language
 from toolkit.data.vocabulary import Vocabulary
 from toolkit.errors import ArchiveError, ToolkitError
 from toolkit.files import atomic_write, write_atomically
@@ -215,9 +216,10 @@ def load_archive(path: str | Path, device: str | torch.device = "cpu") -> Archiv
         copies = {record["source"].get("model_name"): directory / record["copy"] for record in pretrained if "copy" in record}
         try:
             grammar = Grammar.from_params(params.pop_object("grammar", {}))
+            model_params = params.pop_object("model")
+            reader = DatasetReader.of_unseen_data(params)  # first: it records the language the model reads
             with archived_copies(copies):
-                model = Model.from_params(params.pop_object("model"), vocab=vocab, grammar=grammar)
-            reader = DatasetReader.of_unseen_data(params)
+                model = Model.from_params(model_params, vocab=vocab, grammar=grammar, language=Language.of(reader))
             metrics = metrics_from_params(params)
         except ToolkitError as error:
             raise ArchiveError(f"{path}: its config no longer builds: {error}") from None

@@ -93,7 +93,7 @@ class ArcSwap(TransitionSystem):
         max_swaps_per_word: the swap budget of a parse of *n* words is ``ceil(max_swaps_per_word * n)``;
             ``fit`` sets it to what the training trees needed (0.5 on EWT with the lazy oracle, 1.62
             with the eager one). ``None``: unbounded.
-        root_label, single_root, labeled_shift_words, shift_words: as for every :class:`TransitionSystem`.
+        root_label, single_root, labeled_shift_words, shift_words, tags, tag_sets: as for every :class:`TransitionSystem`.
     """
 
     def __init__(
@@ -104,12 +104,14 @@ class ArcSwap(TransitionSystem):
         single_root: bool = True,
         labeled_shift_words: int = 0,
         shift_words: list[str] | None = None,
+        tags: Sequence[str] = (),
+        tag_sets: dict[str, list[str]] | None = None,
     ) -> None:
         if swap_oracle not in ("lazy", "eager"):
             raise ConfigurationError(f"must be 'lazy' or 'eager', got {swap_oracle!r}", key="swap_oracle")
         if max_swaps_per_word is not None and not max_swaps_per_word >= 0:
             raise ConfigurationError(f"must be at least 0 (or null: unbounded), got {max_swaps_per_word}", key="max_swaps_per_word")
-        super().__init__(root_label, single_root, labeled_shift_words, shift_words)
+        super().__init__(root_label, single_root, labeled_shift_words, shift_words, tags, tag_sets)
         self.swap_oracle, self.max_swaps_per_word = swap_oracle, max_swaps_per_word
 
     configuration_class = SwapConfiguration

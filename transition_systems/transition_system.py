@@ -15,7 +15,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, NoReturn
 
 from toolkit.data.dependency_tree import DependencyTree
@@ -27,6 +27,7 @@ from transition_systems.configuration import NO_HEAD, Configuration
 from transition_systems.projectivity import children_of, is_projective, projectivize
 from transition_systems.pseudo_projective import lift, lower
 
+TAG_FIELDS = ("upos", "feats")  # the word fields of a DependencyTree a parser can predict beside it
 NonProjective = Literal["projectivize", "pseudo_projective", "skip"]
 
 
@@ -74,6 +75,12 @@ class TransitionSystem(Grammar):
             the same grammar. ``0`` (the default) turns it off.
         shift_words: the decorated words themselves (exact forms), instead of counting them;
             what training records. Given, it wins over *labeled_shift_words*.
+        tags: word fields of the tree the parser predicts beside it (``["upos", "feats"]``): the
+            model puts a classifier for each on its encoder, trained with the actions (as UDPipe 2
+            and spaCy's morphologizer share their encoder), and the trees it predicts carry them. A
+            field's tags are what the training trees give, each string one class (a FEATS string
+            such as ``Gender=Masc|Number=Sing`` included), learned by :meth:`fit`.
+        tag_sets: the tags of each field, as training records them.
     """
 
     default_predictor = "dependency"
@@ -87,7 +94,13 @@ class TransitionSystem(Grammar):
         single_root: bool = True,
         labeled_shift_words: int = 0,
         shift_words: list[str] | None = None,
+        tags: Sequence[str] = (),
+        tag_sets: dict[str, list[str]] | None = None,
     ) -> None:
+        if unknown := [field for field in tags if field not in TAG_FIELDS]:
+            raise ConfigurationError(f"unknown word fields {unknown}; a tree's tags are {list(TAG_FIELDS)}", key="tags")
+        if tag_sets is not None and set(tag_sets) != set(tags):
+            raise ConfigurationError(f"has the tags of {sorted(tag_sets)} but the grammar's tags are {sorted(tags)}", key="tag_sets")
         if root_label is not None and (not root_label or ":" in root_label):
             raise ConfigurationError(f"must be a relation without ':', got {root_label!r}", key="root_label")
         if labeled_shift_words < 0:
@@ -98,6 +111,8 @@ class TransitionSystem(Grammar):
         self.root_label, self.single_root = root_label, single_root
         self.labeled_shift_words = labeled_shift_words
         self.shift_words: frozenset[str] | None = None if shift_words is None else frozenset(shift_words)
+        self.tags = tuple(tags)
+        self.tag_sets: dict[str, tuple[str, ...]] = {field: tuple(values) for field, values in (tag_sets or {}).items()}
 
     # ------------------------------------------------------------ the system's rules
 
@@ -145,17 +160,36 @@ class TransitionSystem(Grammar):
         return ("",) + tuple(labeled_shift(token) if token in words else SHIFT for token in tokens)
 
     def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
-        """Count the labeled-SHIFT words in the training *examples* (the *K* most frequent forms).
+        """Count the labeled-SHIFT words in the training *examples* (the *K* most frequent forms), and
+        the tags of each of :attr:`tags`' fields (most frequent first).
 
         Returns the config entries (under ``grammar``) that rebuild the fitted grammar without the
-        data, ``{"shift_words": [...]}``; nothing when there is nothing to learn.
+        data, ``{"shift_words": [...], "tag_sets": {...}}``; nothing when there is nothing to learn.
         """
-        if not self.labeled_shift_words or self.shift_words is not None:
-            return {}
-        counts = Counter(token for example in examples for token in example.tokens if not any(c.isspace() for c in token))
-        words = [word for word, _ in counts.most_common(self.labeled_shift_words)]
-        self.shift_words = frozenset(words)
-        return {"shift_words": words}
+        fitted: dict[str, Any] = {}
+        if self.labeled_shift_words and self.shift_words is None:
+            counts = Counter(token for example in examples for token in example.tokens if not any(c.isspace() for c in token))
+            words = [word for word, _ in counts.most_common(self.labeled_shift_words)]
+            self.shift_words = frozenset(words)
+            fitted["shift_words"] = words
+        if self.tags and not self.tag_sets:
+            self.tag_sets = {
+                field: tuple(tag for tag, _ in Counter(tag for example in examples for tag in self.word_tags(example, field)).most_common())
+                for field in self.tags
+            }
+            fitted["tag_sets"] = {field: list(values) for field, values in self.tag_sets.items()}
+        return fitted
+
+    def word_tags(self, example: Example, field: str) -> tuple[str, ...]:
+        """*example*'s gold tags of *field*, one per word; a :class:`DataError` if its tree has none."""
+        tags = getattr(self.target(example), field)
+        if tags is None or len(tags) != len(example.tokens):
+            self._refuse(example, f"grammar.tags names {field!r}, which this tree does not give for each word")
+        return tags
+
+    def with_tags(self, tree: DependencyTree, tags: dict[str, Sequence[str]]) -> DependencyTree:
+        """*tree* carrying the predicted *tags* (``{"upos": [...], ...}``)."""
+        return replace(tree, **{field: tuple(values) for field, values in tags.items()})
 
     def oracle(self, example: Example) -> list[str]:
         """The static oracle's actions for *example*'s tree (after :meth:`oracle_tree`)."""
@@ -285,10 +319,12 @@ class ProjectiveTransitionSystem(TransitionSystem):
         single_root: bool = True,
         labeled_shift_words: int = 0,
         shift_words: list[str] | None = None,
+        tags: Sequence[str] = (),
+        tag_sets: dict[str, list[str]] | None = None,
     ) -> None:
         if non_projective not in ("projectivize", "pseudo_projective", "skip"):
             raise ConfigurationError(f"must be 'projectivize', 'pseudo_projective' or 'skip', got {non_projective!r}", key="non_projective")
-        super().__init__(root_label, single_root, labeled_shift_words, shift_words)
+        super().__init__(root_label, single_root, labeled_shift_words, shift_words, tags, tag_sets)
         self.non_projective = non_projective
 
     def oracle_tree(self, example: Example) -> tuple[tuple[int, ...], tuple[str, ...]]:

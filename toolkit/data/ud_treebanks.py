@@ -8,7 +8,9 @@ files, at its top level::
 
 and :func:`resolve_treebank` (run on every config as it is read, after its overrides) finds
 ``DATA_ROOT/*/fr_sequoia-ud-{train,dev,test}.conllu`` and fills in the data paths the config does not
-give itself: a ``test_data_path`` the config or an override names is kept. A treebank without a dev
+give itself: a ``test_data_path`` the config or an override names is kept. The readers record the
+treebank's language (``"language": "fr"``, unless they name one), which the model and the
+predictor read (:mod:`toolkit.data.language`). A treebank without a dev
 or test file trains all the same, without validation or a test score.
 """
 
@@ -23,6 +25,7 @@ from toolkit.errors import ConfigurationError
 
 KEY = "treebank"
 NAME = re.compile(r"[a-z]{2,3}_[a-z0-9]+")  # UD's LANG_NAME: an ISO 639 code, then the treebank's name
+READERS = ("dataset_reader", "validation_dataset_reader")  # they record the language, for the model and the predictor
 SPLITS = {"train": "train_data_path", "dev": "validation_data_path", "test": "test_data_path"}
 
 
@@ -65,7 +68,9 @@ def find_treebank(name: str, root: str | Path) -> Treebank:
 
 
 def resolve_treebank(config: dict[str, Any], root: str | Path) -> dict[str, Any]:
-    """*config* with its top-level ``treebank`` replaced by the data paths it does not give (see the module doc)."""
+    """*config* with its top-level ``treebank`` replaced by the data paths it does not give, and
+    its readers' ``language`` by the treebank's where they leave it out (see the module doc).
+    """
     if KEY not in config:
         return config
     treebank = find_treebank(config.pop(KEY), root)
@@ -73,4 +78,7 @@ def resolve_treebank(config: dict[str, Any], root: str | Path) -> dict[str, Any]
         path = getattr(treebank, split)
         if path is not None and config.get(key) is None:
             config[key] = str(path)
+    for key in READERS:
+        if isinstance(reader := config.get(key), dict) and reader.get("language") is None:
+            reader["language"] = treebank.language
     return config

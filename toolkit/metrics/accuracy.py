@@ -17,14 +17,15 @@ class TagAccuracy(Metric):
     Args:
         field: where structured golds (and predictions) keep their tags, e.g. ``"upos"`` of the
             ``conllu`` reader's ``DependencyTree``; strings and lists are tags themselves.
+        name: the key it reports, so one run can score several fields (``"feats_accuracy"``).
 
     Registered as ``"tag_accuracy"``.
     """
 
     count_names = ("correct", "total")
 
-    def __init__(self, field: str = "upos") -> None:
-        self.field = field
+    def __init__(self, field: str = "upos", name: str = "tag_accuracy") -> None:
+        self.field, self.name = field, name
         super().__init__()
 
     def check_gold(self, gold) -> None:
@@ -47,4 +48,4 @@ class TagAccuracy(Metric):
         value = self._counts["correct"] / total if total else 0.0
         if reset:
             self.reset()
-        return {"tag_accuracy": value}
+        return {self.name: value}

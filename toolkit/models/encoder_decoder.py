@@ -18,12 +18,13 @@ from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
 from toolkit.decoding import GreedySearch, Search
 from toolkit.device import move_to_device
 from toolkit.errors import ConfigurationError
-from toolkit.from_params import Probability
+from toolkit.from_params import NonNegativeFloat, Probability
 from toolkit.grammars.grammar import Allowed, Grammar, State, SymbolTable
 from toolkit.models.model import Model
 from toolkit.models.word_model import WordModel, pad, token_loss
 from toolkit.modules.decoders import Decoder, DecoderCache
 from toolkit.modules.encoders import Seq2SeqEncoder
+from toolkit.modules.tag_heads import IGNORED, TagHeads
 
 
 @dataclass
@@ -53,6 +54,10 @@ class EncoderDecoder(WordModel):
         must alias the two namespaces (``"namespace_aliases": {"symbols": "tokens"}``).
     tie_output_embeddings : the output projection reuses the target embedding matrix.
     label_smoothing : the epsilon of label-smoothed cross-entropy (Szegedy et al., 2016).
+    tag_weight, tag_dropout : where the grammar's results carry word tags (a parser's
+        ``grammar.tags``), the weight of their classifiers' loss beside the symbols' and the dropout
+        before them (:mod:`toolkit.modules.tag_heads`); the tags come from the encoding the search
+        starts from, so predicting them costs one small matrix product per word.
     source_token_dropout, scale_embeddings, token_embedders, word_embedding : how the source words
         are read, as for every :class:`~toolkit.models.word_model.WordModel`.
     """
@@ -67,6 +72,8 @@ class EncoderDecoder(WordModel):
         share_embeddings: bool = False,
         tie_output_embeddings: bool = True,
         label_smoothing: Probability = 0.1,
+        tag_weight: NonNegativeFloat = 1.0,
+        tag_dropout: Probability = 0.2,
         **words: Any,
     ):
         super().__init__(vocab, encoder, **words)
@@ -103,6 +110,10 @@ class EncoderDecoder(WordModel):
         self.final_row = torch.zeros_like(self.default_allowed)
         self.final_row[self.pad_index] = True
         self.row_cache: dict[Any, torch.Tensor] = {}
+        tag_sets = getattr(grammar, "tag_sets", None)
+        self.tag_heads = TagHeads(tag_sets, dim, tag_dropout) if tag_sets else None
+        self.tag_weight = tag_weight
+        self.encoded_tags: tuple[dict[str, torch.Tensor], torch.Tensor] | None = None  # see take_tag_distributions
 
     def embedding_tables(self) -> list[nn.Embedding]:
         return list({id(e): e for e in (self.source_embedding, self.target_embedding) if e is not None}.values())
@@ -116,6 +127,8 @@ class EncoderDecoder(WordModel):
             indexed["target"] = self.vocab.indices(derivation.symbols, TARGET)
             if self.decoder.uses_features:
                 indexed["features"] = self.decoder.index_features(derivation.features)
+            if self.tag_heads is not None:
+                indexed["tags"] = self.tag_heads.index({field: self.grammar.word_tags(example, field) for field in self.tag_heads.tag_sets})
         return indexed
 
     def collate(self, indexed: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -125,6 +138,8 @@ class EncoderDecoder(WordModel):
             batch["target_out"] = pad([item["target"] for item in indexed], self.pad_index)
             if self.decoder.uses_features:
                 batch["features"] = [item["features"] for item in indexed]
+            if self.tag_heads is not None:
+                batch["tags"] = {field: pad([item["tags"][field] for item in indexed], IGNORED) for field in self.tag_heads.tag_sets}
         return batch
 
     # ---------------------------------------------------------------- training
@@ -134,12 +149,17 @@ class EncoderDecoder(WordModel):
         memory, memory_mask = self.encode(self.drop_words(batch["source"]), batch)
         features = self.decoder.batch_features(batch["features"], memory.device) if self.decoder.uses_features else None
         hidden = self.decoder(self.target_embedding(batch["target_in"]) * self.embedding_scale, memory, memory_mask, features)
-        return token_loss(self.output_projection(hidden), batch["target_out"], self.label_smoothing)
+        output = token_loss(self.output_projection(hidden), batch["target_out"], self.label_smoothing)
+        if self.tag_heads is not None:
+            output["loss"] = output["loss"] + self.tag_weight * self.tag_heads.loss(memory, batch["tags"])
+        return output
 
     # ---------------------------------------------------------------- decoding (the IncrementalModel protocol)
 
     def start_decoding(self, batch: dict[str, Any], use_cache: bool) -> EncoderDecoderContext:
         memory, mask = self.encode(batch["source"], batch)
+        if self.tag_heads is not None:
+            self.encoded_tags = self.tag_heads.distributions(memory), mask
         if use_cache:  # the cache holds what the decoder reads of the source: reorders need not copy the memory too
             return EncoderDecoderContext(None, None, self.decoder.start(memory, mask))
         return EncoderDecoderContext(memory, mask, None)
@@ -213,8 +233,23 @@ class EncoderDecoder(WordModel):
         return move_to_device(self.collate([self.index(e) for e in unlabelled]), self.device)
 
     def predict(self, examples: Sequence[Example], search: Search | None = None) -> list[Any]:
-        """Decode *examples* (one batch) and return each final state's result."""
-        return (search or self.search).results(self, examples)
+        """Decode *examples* (one batch) and return each final state's result, with its words' tags
+        where the grammar's results carry them (read off the encoding the search started from).
+        """
+        results = (search or self.search).results(self, examples)
+        if self.tag_heads is None:
+            return results
+        tags = self.tag_heads.best(*self.take_tag_distributions())
+        return [self.grammar.with_tags(result, tagged) for result, tagged in zip(results, tags)]
+
+    def take_tag_distributions(self) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """The word tags' distributions (and the word mask) of the batch ``start_decoding`` encoded last:
+        the search encodes once, and the tags are read off that encoding rather than a second one.
+        """
+        taken, self.encoded_tags = self.encoded_tags, None
+        if taken is None:
+            raise RuntimeError("no batch was encoded for its tags: start_decoding comes first")
+        return taken
 
 
 def check_features(grammar: Grammar, decoder: Decoder) -> None:

@@ -94,7 +94,14 @@ class Ensemble(Model):
         return self.members[0].symbols(indices)
 
     def predict(self, examples: Sequence[Example], search: Search | None = None) -> list[Any]:
-        return (search or self.search).results(self, examples)
+        """The search's results; where they carry word tags, each tag is the members' most probable on average."""
+        results = (search or self.search).results(self, examples)
+        heads = getattr(self.members[0], "tag_heads", None)
+        if heads is None:
+            return results
+        taken = [member.take_tag_distributions() for member in self.members]
+        mean = {field: torch.stack([distributions[field] for distributions, _ in taken]).mean(0) for field in heads.tag_sets}
+        return [self.grammar.with_tags(result, tags) for result, tags in zip(results, heads.best(mean, taken[0][1]))]
 
 
 def check_members(members: Sequence[Model], names: Sequence[str]) -> None:

@@ -34,6 +34,7 @@ from toolkit.archive import ARCHIVE_NAME, CONFIG_NAME, VOCABULARY_DIR, write_arc
 from toolkit.data.cache import cache_key, cached
 from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.example import Example
+from toolkit.data.language import Language
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
 from toolkit.errors import ConfigurationError
 from toolkit.evaluation import evaluate, undecodable
@@ -267,6 +268,11 @@ def _train(
     validation_examples = validation_reader.read(validation_path) if validation_path else None
     test_examples = validation_reader.read(test_path) if test_path else None  # read now: a bad file must not wait for the end of training
     logger.info("read %d training and %d validation examples", len(train_examples), len(validation_examples or []))
+    if fitted := reader.fit(train_examples):
+        for key in ("dataset_reader", "validation_dataset_reader"):  # the archive reads new inputs with the latter, if there is one
+            if isinstance(config.get(key), dict) and config[key].get("type") == config["dataset_reader"].get("type"):
+                config[key] = {**config[key], **fitted}
+        logger.info("reader fitted on the training data: %s", ", ".join(fitted_summary(key, value) for key, value in fitted.items()))
     if fitted := grammar.fit(train_examples):
         config["grammar"] = {**config.get("grammar", {}), **fitted}  # the archive rebuilds the fitted grammar
         logger.info("grammar fitted on the training data: %s", ", ".join(fitted_summary(key, value) for key, value in fitted.items()))
@@ -289,7 +295,7 @@ def _train(
             shutil.rmtree(staging, ignore_errors=True)
             vocab.save(staging)
             os.replace(staging, vocab_dir)  # whole or absent: --recover reads it back
-    model = Model.from_params(params.pop_object("model"), vocab=vocab, grammar=grammar)
+    model = Model.from_params(params.pop_object("model"), vocab=vocab, grammar=grammar, language=Language.of(reader))
     metrics = metrics_from_params(params)
     check_golds(metrics, validation_examples or train_examples)  # before any epoch
     trainer = Trainer.from_params(params.pop_object("trainer", {}))

@@ -10,12 +10,15 @@ training needs: every word has a head and a relation, and the heads form a tree.
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from toolkit.data.conllu_format import blocks, parse_sentence
 from toolkit.data.dataset_readers.dataset_reader import DatasetReader
 from toolkit.data.dependency_tree import DependencyTree
 from toolkit.data.example import Example
-from toolkit.errors import DataError
+from toolkit.data.language import Language
+from toolkit.data.ud_text import fit_text_tokenizer, text_tokenizer_of
+from toolkit.errors import ConfigurationError, DataError
 from toolkit.from_params import NonNegativeInt
 
 
@@ -57,14 +60,37 @@ class ConlluReader(DatasetReader):
 
     Args:
         universal_deprels: keep only the universal relation (``nmod`` for ``nmod:poss``).
+        language: the treebank's ISO 639 code (``fr``), filled in from a config's ``treebank``
+            (:mod:`toolkit.data.ud_treebanks`): how the model lower-cases words and how the
+            dependency predictor tokenizes raw text (:mod:`toolkit.data.language`). Unset, English.
+        text_tokenizer: with a language, what :meth:`fit` learned of the treebank's tokens and
+            multiword tokens (:mod:`toolkit.data.ud_text`), for the predictor's raw text; training
+            records it.
         max_examples: stop after this many sentences.
 
     Registered as ``"conllu"``.
     """
 
-    def __init__(self, universal_deprels: bool = False, max_examples: NonNegativeInt | None = None) -> None:
+    def __init__(
+        self,
+        universal_deprels: bool = False,
+        language: str | None = None,
+        text_tokenizer: dict[str, Any] | None = None,
+        max_examples: NonNegativeInt | None = None,
+    ) -> None:
         super().__init__(max_examples)
         self.universal_deprels = universal_deprels
+        self.language = Language(language).code
+        if text_tokenizer is not None and self.language is None:
+            raise ConfigurationError("is learned for a language: set dataset_reader.language", key="text_tokenizer")
+        self.text_tokenizer = None if text_tokenizer is None else text_tokenizer_of(self.language, text_tokenizer)
+
+    def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
+        """With a language, learn the treebank's tokenization from its sentences' text (see :mod:`toolkit.data.ud_text`)."""
+        if self.language is None or self.text_tokenizer is not None:
+            return {}
+        self.text_tokenizer = fit_text_tokenizer(examples, self.language)
+        return {"text_tokenizer": self.text_tokenizer.config()}
 
     def _read(self, path: Path) -> Iterator[Example]:
         seen: dict[str, int] = {}  # sent_id -> the line of the sentence that has it

@@ -3,8 +3,9 @@
 import itertools
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
@@ -37,6 +38,14 @@ class DatasetReader(Registrable, ABC):
         validation = params.pop_object("validation_dataset_reader", None)
         training = params.pop_object("dataset_reader")
         return cls.from_params(validation if validation is not None else training)
+
+    def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
+        """Learn from the training *examples* what reading new inputs needs (a treebank's tokenizer).
+
+        Returns the config entries (under ``dataset_reader``) that rebuild the fitted reader; ``toolkit
+        train`` records them in the run's config, so an archive reads raw text as training taught it.
+        """
+        return {}
 
     def read(self, path: str | Path, whole: bool = False) -> list[Example]:
         """All examples of *path* (at most ``max_examples``); ``DataError`` if missing, malformed or without examples.

@@ -18,11 +18,13 @@ import torch
 from torch import nn
 
 from toolkit.data.example import Example
+from toolkit.data.language import Language
 from toolkit.errors import ConfigurationError
 from toolkit.from_params import PositiveInt, Probability
 from toolkit.modules.dropout import Dropout
 from toolkit.modules.token_embedders.token_embedder import TokenEmbedder, pad_lists
 
+UNKNOWN = Language()  # the data does not say: Python's own lower-casing
 FEATURES = ("norm", "prefix", "suffix", "shape")
 
 
@@ -42,9 +44,9 @@ def word_shape(word: str, longest_run: int = 4) -> str:
     return "".join(shape)
 
 
-def spelling_features(word: str, prefix: int, suffix: int) -> dict[str, str]:
-    """The strings :class:`HashedFeaturesEmbedder` hashes for *word*."""
-    lower = word.lower()
+def spelling_features(word: str, prefix: int, suffix: int, language: Language = UNKNOWN) -> dict[str, str]:
+    """The strings :class:`HashedFeaturesEmbedder` hashes for *word*, lower-cased by *language*'s rules."""
+    lower = language.lower(word)
     return {"norm": lower, "prefix": lower[:prefix], "suffix": lower[-suffix:], "shape": word_shape(word)}
 
 
@@ -59,6 +61,8 @@ class HashedFeaturesEmbedder(TokenEmbedder):
     hashes : how many rows (seeds) a string sums.
     prefix, suffix : how many first and last letters the ``prefix`` and ``suffix`` features keep.
     dropout : on the output vectors.
+    language : given by training and archives (the data's, see :mod:`toolkit.data.language`), not by
+        the config: how words are lower-cased (Turkish ``I`` is ``ı``).
     """
 
     def __init__(
@@ -69,6 +73,7 @@ class HashedFeaturesEmbedder(TokenEmbedder):
         prefix: PositiveInt = 1,
         suffix: PositiveInt = 3,
         dropout: Probability = 0.0,
+        language: Language | None = None,
     ):
         super().__init__()
         rows = dict(rows if rows is not None else {"norm": 5000, "prefix": 1000, "suffix": 2500, "shape": 2500})
@@ -79,6 +84,7 @@ class HashedFeaturesEmbedder(TokenEmbedder):
         self.features = [name for name in FEATURES if name in rows]
         self.sizes = [rows[name] for name in self.features]
         self.hashes, self.prefix, self.suffix, self.width = hashes, prefix, suffix, width
+        self.language = language or Language()
         offsets = torch.tensor([0, *self.sizes[:-1]]).cumsum(0)
         self.register_buffer("offsets", offsets.repeat_interleave(hashes), persistent=False)  # (F·H,): each feature's table start
         self.embedding = nn.Embedding(sum(self.sizes), width)
@@ -87,7 +93,7 @@ class HashedFeaturesEmbedder(TokenEmbedder):
 
     def word_rows(self, word: str) -> list[int]:
         """*word*'s row in each feature's table, ``hashes`` per feature (before the tables' offsets)."""
-        strings = spelling_features(word, self.prefix, self.suffix)
+        strings = spelling_features(word, self.prefix, self.suffix, self.language)
         return [zlib.crc32(strings[name].encode("utf-8"), seed) % size for name, size in zip(self.features, self.sizes) for seed in range(self.hashes)]
 
     def example_inputs(self, example: Example) -> dict[str, Any]:
