@@ -17,7 +17,8 @@ first spaCy row, are what to quote). The parsers:
 
 The table goes to stdout, the points to ``--json``, and the plot (LAS against words/s, one point
 per parser, the frontier drawn through the points no other beats on both) to ``--plot``. Needs the
-spacy extra (the spaCy rows are skipped without it) and matplotlib for the plot:
+spacy extra (the spaCy rows are skipped without it; ``ud-anchors`` adds the French pipelines) and
+matplotlib for the plot:
 
     pip install "parsing-toolkit[spacy,viz]"
     python benchmarks/dependency_frontier.py --spacy runs/spacy_ewt \
@@ -83,7 +84,7 @@ def spacy_parsers(treebank: str, directory: Path | None, models: list[str]) -> t
         try:
             parsers[f"spaCy {model}"] = load(model)
         except OSError:
-            missing = f"the spaCy pipeline {model} is not installed (pip install {model.replace('_', '-')})"
+            missing = f"the spaCy pipeline {model} is not installed (the French ones: {install_hint('ud-anchors')})"
     scored = set(parsers)
     if treebank == "en_ewt":
         small, missing = spacy_parser()

@@ -61,17 +61,24 @@ def test_surface_tokens_put_a_multiword_range_back_over_its_words():
     assert surface_tokens(FRENCH[1])[:3] == [("Au", ("À", "le")), ("marché", ("marché",)), (",", (",",))]
 
 
-def test_multiword_tokens_are_learned_with_their_readings_and_the_contexts_that_flip_them():
+FRENCH_AMBIGUOUS = [
+    *(example(f"La fin de les {noun} .", [(3, 4, "des")], f"La fin des {noun}.") for noun in ("travaux", "jours", "mois", "vacances", "cours", "années")),
+    *(example(f"Il mange des {noun} .", (), f"Il mange des {noun}.") for noun in ("pommes", "poires", "fruits", "noix", "glaces", "figues")),
+]
+
+
+def test_multiword_tokens_are_learned_with_their_readings_and_their_contexts():
     tokenizer = fit_text_tokenizer(FRENCH, "fr") if _has_spacy() else fit_without_spacy(FRENCH)
     assert tokenizer.multiword["du"] == {"words": ["de", "le"], "split": 1, "whole": 0}
     assert tokenizer.multiword["au"]["words"] == ["à", "le"]
-    des = tokenizer.multiword["des"]
-    assert (des["split"], des["whole"]) == (2, 2) and des["flip"] == ["mange"]  # twice after "mange", always whole
-    assert tokenizer.words(["La", "fin", "des", "travaux"], 2) == ("de", "les")
-    assert tokenizer.words(["Il", "mange", "des", "fruits"], 2) == ("des",)
-    assert tokenizer.words(["AU", "marché"], 0) == ("À", "le") or tokenizer.words(["AU", "marché"], 0) == ("À".upper(), "le")
+    assert tokenizer.multiword["des"] == {"words": ["de", "les"], "split": 2, "whole": 2}  # too rare to be told apart: the majority
     assert tokenizer.words(["DU", "pain"], 0) == ("DE", "le") and tokenizer.words(["Du", "pain"], 0) == ("De", "le")
+    assert tokenizer.words(["Au", "marché"], 0) == ("À", "le")
     assert tokenizer.words(["dudit"], 0) == ("dudit",)  # never expanded in training: never expanded
+    ambiguous = fit_text_tokenizer(FRENCH_AMBIGUOUS, "fr") if _has_spacy() else fit_without_spacy(FRENCH_AMBIGUOUS)
+    assert ambiguous.multiword["des"]["weights"]  # both readings frequent: decided by the perceptron
+    assert ambiguous.words(["La", "fin", "des", "haricots"], 2) == ("de", "les")
+    assert ambiguous.words(["Il", "mange", "des", "haricots"], 2) == ("des",)
 
 
 def _has_spacy() -> bool:
@@ -91,21 +98,25 @@ def fit_without_spacy(examples):
 
 
 def test_disagreements_are_the_stretches_segmented_otherwise():
-    text = "Il est là-bas, l'on dit."
-    gold = ["Il", "est", "là-bas", ",", "l'", "on", "dit", "."]
-    spacy_like = ["Il", "est", "là", "-", "bas", ",", "l'on", "dit", "."]
-    assert list(disagreements(text, gold, spacy_like)) == [("là-bas", ("là-bas",)), ("l'on", ("l'", "on"))]
+    text = "Il est là-bas, l'on dit 50 000."
+    gold = ["Il", "est", "là-bas", ",", "l'", "on", "dit", "50 000", "."]
+    spacy_like = ["Il", "est", "là", "-", "bas", ",", "l'on", "dit", "50", "000", "."]
+    assert list(disagreements(text, gold, spacy_like)) == [(7, 13, ((0, 6),)), (15, 19, ((0, 2), (2, 4))), (24, 30, ((0, 6),))]
     assert list(disagreements(text, gold, gold)) == []
     assert list(disagreements(text, ["Il", "dit"], gold)) == []  # tokens that do not spell the text: nothing learned
 
 
-def test_the_learned_tokenizer_splits_sentences_keeps_the_treebanks_words_and_expands_multiword_tokens():
+def test_the_learned_tokenizer_corrects_spacy_splits_sentences_and_expands_multiword_tokens():
     pytest.importorskip("spacy")
-    tokenizer = fit_text_tokenizer(FRENCH, "fr")
-    assert tokenizer.exceptions["là-bas"] == ["là-bas"]  # spaCy's French rules split it at the hyphen
-    sentences = tokenizer.sentences("Il vient de là-bas. Le chat du voisin dort")
-    assert [[token.form for token in sentence] for sentence in sentences] == [["Il", "vient", "de", "là-bas", "."], ["Le", "chat", "du", "voisin", "dort"]]
-    assert sentences[1][2].words == ("de", "le") and sentences[0][3].space_after is False and sentences[0][4].space_after is True
+    numbers = Example(["On", "compte", "50 000", "voix", "."], meta={"text": "On compte 50 000 voix."})  # a token with a space
+    training = [*FRENCH, example("Il est parti à 14h30 .", (), "Il est parti à 14h30."), numbers]
+    tokenizer = fit_text_tokenizer(training, "fr")
+    sentences = tokenizer.sentences("Il vient de là-bas à 18h15. Le chat du voisin a 30 000 puces")
+    assert [[token.form for token in sentence] for sentence in sentences] == [
+        ["Il", "vient", "de", "là-bas", "à", "18h15", "."],  # spaCy alone: là - bas, 18 h 15
+        ["Le", "chat", "du", "voisin", "a", "30 000", "puces"],  # digits as 0: 14h30 taught 18h15, 50 000 taught 30 000
+    ]
+    assert sentences[1][2].words == ("de", "le") and sentences[0][5].space_after is False and sentences[0][4].space_after is True
     again = TextTokenizer("fr", **json.loads(json.dumps(tokenizer.config())))  # as an archive's config rebuilds it
     assert again.sentences("Le chat du voisin dort") == tokenizer.sentences("Le chat du voisin dort")
 
@@ -177,3 +188,14 @@ def test_conllu_input_keeps_its_own_tags_and_gets_the_predicted_ones_where_it_ha
     rows = [line.split("\t") for line in predict_text(french_archive, given + "\n", monkeypatch, capsys, tmp_path)[0].splitlines()]
     assert rows[0][3] == "DET" and rows[0][5] in feats  # its UPOS kept, its FEATS predicted
     assert rows[1][3] in load_archive(french_archive).model.grammar.tag_sets["upos"] and rows[1][5] == "Gender=Masc"
+
+
+def test_an_ensemble_tags_with_its_members_mean_distribution(french_archive, sequoia):
+    from toolkit import load_predictor
+    from toolkit.data.dataset_readers.conllu import ConlluReader
+
+    sentences = [example.tokens for example in ConlluReader().read(sequoia["test"])]
+    alone = load_predictor(french_archive, device="cpu").predict_tokens(sentences)
+    together = load_predictor(french_archive, ensemble=[french_archive], device="cpu").predict_tokens(sentences)
+    assert [(tree.upos, tree.feats) for tree in together] == [(tree.upos, tree.feats) for tree in alone]
+    assert all(len(tree.upos) == len(tree.feats) == len(words) for tree, words in zip(alone, sentences))

@@ -7,15 +7,18 @@ with range lines (``3-4 du``), and its ``# text`` comments give the text its tok
 on the training sentences (:func:`fit_text_tokenizer`, which ``toolkit train`` calls through the
 ``conllu`` reader and records in the run's config), a :class:`TextTokenizer` holds:
 
-- **exceptions**: strings that ``spacy.blank(language)`` splits otherwise than the treebank does
-  (``là-bas`` whole, ``l'on`` as ``l'`` ``on``), each kept when the treebank splits it one way at
-  least 90% of the times it differs from spaCy; they become spaCy special cases;
+- **corrections**: runs of tokens that ``spacy.blank(language)`` segments otherwise than the
+  treebank does, each with the treebank's segmentation (``là - bas`` is ``là-bas``, ``-t -il`` is
+  ``-t-il``, ``l'on`` is ``l'`` ``on``, ``50 000`` is one token). A run is keyed by its tokens with
+  every digit written ``0`` (so ``14h30`` teaches ``18h15``) and the spaces between them, and is
+  corrected only where the treebank segments it so more often than spaCy's way;
 - **multiword tokens**: each surface form the treebank expands, with its words (lower-cased; the
-  first word takes the form's case: ``Au`` is ``À le``), how often it is expanded and how often it
-  is a word of its own, and the previous words after which the less frequent reading wins (French
-  ``des`` is ``de les`` 516 times in Sequoia's training sentences and the determiner ``des`` 266
-  times). A form the treebank never expands is never expanded: 65% of Turkish test multiword
-  tokens are forms its training sentences lack, so Turkish raw text keeps most of them whole.
+  first word takes the form's case: ``Au`` is ``À le``) and how often it is expanded or a word of
+  its own. Where both are frequent (French ``des``: ``de les`` 516 times in Sequoia's training
+  sentences, the determiner ``des`` 266 times), an averaged perceptron over the neighbouring words
+  and their endings decides. A form the treebank never expands is never expanded: 65% of Turkish
+  test multiword tokens are forms its training sentences lack, so Turkish raw text keeps most of
+  them whole.
 
 Sentences are split inside each line by spaCy's ``sentencizer`` (punctuation rules); a line break
 always ends a sentence.
@@ -23,8 +26,9 @@ always ends a sentence.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import pairwise
@@ -36,8 +40,10 @@ from toolkit.data.tokenization import spacy_installed
 from toolkit.errors import ConfigurationError
 from toolkit.extras import install_hint
 
-AGREEMENT = 0.9  # how consistently the treebank must split a string for it to become an exception
-MIN_CONTEXT = 2  # how often a previous word must precede a form before it can overrule the form's majority
+AGREEMENT = 0.9  # how consistently the treebank must segment a run of tokens one way for it to become a correction
+AMBIGUOUS = 5  # a form both expanded and whole at least this often is decided in context
+LONGEST_RUN = 5  # the most spaCy tokens a correction spans
+EPOCHS = 10  # of the perceptron
 
 
 @dataclass(frozen=True)
@@ -74,34 +80,45 @@ def with_case_of(form: str, word: str, language: Language) -> str:
 
 @dataclass
 class TextTokenizer:
-    """A language's tokenizer with a treebank's exceptions and multiword tokens (see the module doc).
+    """A language's tokenizer with a treebank's corrections and multiword tokens (see the module doc).
 
-    ``multiword`` maps a lower-cased form to ``{"words": [...], "split": n, "whole": m, "flip": [previous
-    words]}``: expanded when ``split >= whole``, unless the previous word (lower-cased) is in ``flip``.
+    ``corrections`` are ``[tokens, spaces, pieces]``: spaCy's tokens (digits as ``0``), whether a space
+    follows each but the last, and the treebank's tokens as character offsets into the run.
+    ``multiword`` maps a lower-cased form to ``{"words": [...], "split": n, "whole": m}``, and for an
+    ambiguous form the perceptron's ``"weights"`` (positive: expand).
     """
 
     language: str
-    exceptions: dict[str, list[str]] = field(default_factory=dict)
+    corrections: list[list] = field(default_factory=list)
     multiword: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def config(self) -> dict[str, Any]:
-        return {"exceptions": self.exceptions, "multiword": self.multiword}
+        return {"corrections": self.corrections, "multiword": self.multiword}
 
     @cached_property
     def nlp(self):  # type: ignore[no-untyped-def]
-        nlp = spacy_blank(self.language)
-        for string, pieces in self.exceptions.items():
-            nlp.tokenizer.add_special_case(string, [{"ORTH": piece} for piece in pieces])
-        return nlp
+        return spacy_blank(self.language)
+
+    @cached_property
+    def rules(self) -> dict[tuple, list[list[int]]]:
+        return {(tuple(tokens), tuple(spaces)): pieces for tokens, spaces, pieces in self.corrections}
+
+    @cached_property
+    def lang(self) -> Language:
+        return Language(self.language)
 
     def sentences(self, text: str) -> list[list[Token]]:
         """*text* (one line) as sentences of tokens, each with its words."""
-        sentences = []
-        for span in self.nlp(text).sents:
-            tokens = [token for token in span if not token.is_space]
-            forms = [token.text for token in tokens]
-            sentences.append([Token(t.text, bool(t.whitespace_), self.words(forms, i)) for i, t in enumerate(tokens)])
-        return [sentence for sentence in sentences if sentence]
+        doc = self.nlp(text)
+        sentence_of = {token.i: number for number, span in enumerate(doc.sents) for token in span}
+        sentences: dict[int, list[tuple[str, bool]]] = defaultdict(list)
+        for start, end, number in corrected(text, [t for t in doc if not t.is_space], self.rules, sentence_of):
+            sentences[number].append((text[start:end], end < len(text) and text[end].isspace()))
+        result = []
+        for number in sorted(sentences):
+            forms = [form for form, _ in sentences[number]]
+            result.append([Token(form, space, self.words(forms, i)) for i, (form, space) in enumerate(sentences[number])])
+        return result
 
     def tokens(self, text: str) -> list[tuple[str, bool]]:
         """*text*'s tokens as one sentence, each with whether a space follows it (no multiword expansion)."""
@@ -110,23 +127,91 @@ class TextTokenizer:
     def words(self, forms: Sequence[str], i: int) -> tuple[str, ...]:
         """The syntactic words of the *i*-th token of *forms*: the token itself, or its expansion."""
         form = forms[i]
-        lower = Language(self.language).lower(form)
-        entry = self.multiword.get(lower)
+        entry = self.multiword.get(self.lang.lower(form))
         if entry is None:
             return (form,)
-        previous = Language(self.language).lower(forms[i - 1]) if i else ""
-        split = (entry["split"] >= entry["whole"]) != (previous in entry.get("flip", ()))
+        if "weights" in entry:
+            weights = entry["weights"]
+            split = sum(weights.get(feature, 0.0) for feature in context(forms, i, self.lang)) > 0
+        else:
+            split = entry["split"] >= entry["whole"]
         if not split:
             return (form,)
         words = entry["words"]
-        return (with_case_of(form, words[0], Language(self.language)), *words[1:])
+        return (with_case_of(form, words[0], self.lang), *words[1:])
+
+
+def normal(token: str) -> str:
+    """A token as corrections key it: every digit ``0``."""
+    return DIGIT.sub("0", token)
+
+
+DIGIT = re.compile(r"\d")
+
+
+def corrected(text: str, tokens: Sequence[Any], rules: dict[tuple, list[list[int]]], sentence_of: dict[int, int]) -> Iterator[tuple[int, int, int]]:
+    """Each token's (start, end) in *text* and its sentence, after the *rules* (see :class:`TextTokenizer`)."""
+    lengths = sorted({len(key[0]) for key in rules}, reverse=True)
+    i = 0
+    while i < len(tokens):
+        for length in lengths:
+            run = tokens[i : i + length]
+            if len(run) < length:
+                continue
+            spaces = tuple(run[k].whitespace_ == " " for k in range(length - 1))
+            if any(run[k].whitespace_ not in ("", " ") or run[k + 1].idx != run[k].idx + len(run[k].text) + spaces[k] for k in range(length - 1)):
+                continue
+            pieces = rules.get((tuple(normal(t.text) for t in run), spaces))
+            if pieces is not None:
+                start = run[0].idx
+                yield from ((start + a, start + b, sentence_of[run[0].i]) for a, b in pieces)
+                i += length
+                break
+        else:
+            yield tokens[i].idx, tokens[i].idx + len(tokens[i].text), sentence_of[tokens[i].i]
+            i += 1
+
+
+def context(forms: Sequence[str], i: int, language: Language) -> list[str]:
+    """What the perceptron reads of the *i*-th token's neighbours."""
+    previous = language.lower(forms[i - 1]) if i else "<s>"
+    following = language.lower(forms[i + 1]) if i + 1 < len(forms) else "</s>"
+    return [
+        "bias",
+        f"p={previous}",
+        f"p1={previous[-1:]}",
+        f"p2={previous[-2:]}",
+        f"p3={previous[-3:]}",
+        f"n={following}",
+        f"n3={following[-3:]}",
+        f"pn={previous[-2:]}|{following[-2:]}",
+    ]
+
+
+def train_perceptron(cases: Sequence[tuple[list[str], bool]]) -> dict[str, float]:
+    """An averaged perceptron's weights for *cases* (features, expanded?), in a fixed order."""
+    weights: dict[str, float] = defaultdict(float)
+    totals: dict[str, float] = defaultdict(float)
+    stamps: dict[str, int] = defaultdict(int)
+    step = 0
+    for _ in range(EPOCHS):
+        for features, split in cases:
+            step += 1
+            if (sum(weights[f] for f in features) > 0) != split:
+                change = 1.0 if split else -1.0
+                for feature in features:
+                    totals[feature] += (step - stamps[feature]) * weights[feature]
+                    stamps[feature] = step
+                    weights[feature] += change
+    averaged = {f: (totals[f] + (step - stamps[f]) * weights[f]) / step for f in weights}
+    return {f: round(w, 4) for f, w in averaged.items() if round(w, 4)}
 
 
 def text_tokenizer_of(language: str, config: dict[str, Any]) -> TextTokenizer:
     """The :class:`TextTokenizer` a reader's ``text_tokenizer`` config describes."""
-    if not isinstance(config, dict) or set(config) - {"exceptions", "multiword"}:
-        raise ConfigurationError(f"expected {{'exceptions': ..., 'multiword': ...}} as training records it, got {str(config)[:80]}", key="text_tokenizer")
-    return TextTokenizer(language, dict(config.get("exceptions", {})), dict(config.get("multiword", {})))
+    if not isinstance(config, dict) or set(config) - {"corrections", "multiword"}:
+        raise ConfigurationError(f"expected {{'corrections': ..., 'multiword': ...}} as training records it, got {str(config)[:80]}", key="text_tokenizer")
+    return TextTokenizer(language, list(config.get("corrections", [])), dict(config.get("multiword", {})))
 
 
 def fit_text_tokenizer(examples: Iterable[Example], language: str) -> TextTokenizer:
@@ -134,40 +219,54 @@ def fit_text_tokenizer(examples: Iterable[Example], language: str) -> TextTokeni
     multiword ranges and words, as the ``conllu`` reader keeps them in ``meta``).
     """
     lang = Language(language)
-    base = spacy_blank(language).tokenizer if spacy_installed() else None  # without spaCy, no exceptions to learn
-    differ: dict[str, Counter] = defaultdict(Counter)
-    expansions: dict[str, Counter] = defaultdict(Counter)
-    readings: dict[str, Counter] = defaultdict(Counter)  # form -> {"split": n, "whole": m}
-    contexts: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     sentences = [(example.meta["text"], surface_tokens(example)) for example in examples if "text" in example.meta]
-    for text, tokens in sentences:
+    corrections = fit_corrections(sentences, spacy_blank(language).tokenizer) if spacy_installed() else []
+    expansions: dict[str, Counter] = defaultdict(Counter)
+    cases: dict[str, list[tuple[list[str], bool]]] = defaultdict(list)
+    for _, tokens in sentences:
         forms = [form for form, _ in tokens]
         for i, (form, words) in enumerate(tokens):
             lower = lang.lower(form)
-            reading = "split" if len(words) > 1 else "whole"
-            readings[lower][reading] += 1
-            contexts[lower][lang.lower(forms[i - 1]) if i else ""][reading] += 1
+            cases[lower].append((context(forms, i, lang), len(words) > 1))
             if len(words) > 1:
                 expansions[lower][tuple(lang.lower(word) for word in words)] += 1
-        for chunk, pieces in disagreements(text, forms, [token.text for token in base(text)] if base else forms):
-            differ[chunk][pieces] += 1
-    exceptions = {}
-    for chunk, counts in differ.items():
-        pieces, count = counts.most_common(1)[0]
-        if count >= AGREEMENT * sum(counts.values()):
-            exceptions[chunk] = list(pieces)
     multiword = {}
-    for form, counts in expansions.items():
-        words = list(counts.most_common(1)[0][0])
-        split, whole = readings[form]["split"], readings[form]["whole"]
-        majority = split >= whole
-        flip = sorted(
-            previous
-            for previous, seen in contexts[form].items()
-            if seen.total() >= MIN_CONTEXT and (seen["split"] > seen["whole"]) != majority and seen["split"] != seen["whole"]
-        )
-        multiword[form] = {"words": words, "split": split, "whole": whole, **({"flip": flip} if flip else {})}
-    return TextTokenizer(language, exceptions, multiword)
+    for form, counts in sorted(expansions.items()):
+        split = sum(counts.values())
+        whole = len(cases[form]) - split
+        multiword[form] = {"words": list(counts.most_common(1)[0][0]), "split": split, "whole": whole}
+        if min(split, whole) >= AMBIGUOUS:
+            multiword[form]["weights"] = train_perceptron(cases[form])
+    return TextTokenizer(language, corrections, multiword)
+
+
+def fit_corrections(sentences: Sequence[tuple[str, list[tuple[str, tuple[str, ...]]]]], tokenizer: Any) -> list[list]:
+    """The runs of spaCy tokens the treebank segments otherwise, more often than not (see :class:`TextTokenizer`)."""
+    differ: dict[tuple, Counter] = defaultdict(Counter)
+    predicted = []
+    for text, tokens in sentences:
+        doc = [token for token in tokenizer(text) if not token.is_space]
+        predicted.append(doc)
+        for start, end, pieces in disagreements(text, [form for form, _ in tokens], [token.text for token in doc]):
+            run = [token for token in doc if start <= token.idx < end]
+            if 0 < len(run) <= LONGEST_RUN:
+                key = (tuple(normal(token.text) for token in run), tuple(bool(token.whitespace_) for token in run[:-1]))
+                differ[key][pieces] += 1
+    seen = Counter()  # how often each run occurs in spaCy's tokens at all
+    lengths = {len(tokens) for tokens, _ in differ}
+    for doc in predicted:
+        for length in lengths:
+            for i in range(len(doc) - length + 1):
+                run = doc[i : i + length]
+                key = (tuple(normal(token.text) for token in run), tuple(bool(token.whitespace_) for token in run[:-1]))
+                if key in differ:
+                    seen[key] += 1
+    corrections = []
+    for key, counts in differ.items():
+        pieces, count = counts.most_common(1)[0]
+        if count >= AGREEMENT * counts.total() and 2 * count > seen[key]:
+            corrections.append([list(key[0]), list(key[1]), [list(piece) for piece in pieces]])
+    return sorted(corrections)
 
 
 def surface_tokens(example: Example) -> list[tuple[str, tuple[str, ...]]]:
@@ -185,24 +284,24 @@ def surface_tokens(example: Example) -> list[tuple[str, tuple[str, ...]]]:
     return tokens
 
 
-def disagreements(text: str, gold: Sequence[str], predicted: Sequence[str]) -> Iterable[tuple[str, tuple[str, ...]]]:
-    """Where the *predicted* tokens of *text* segment a stretch without spaces otherwise than the *gold* ones:
-    each such stretch and its gold pieces. Both token lists must spell *text* in order (else nothing).
+def disagreements(text: str, gold: Sequence[str], predicted: Sequence[str]) -> Iterator[tuple[int, int, tuple[tuple[int, int], ...]]]:
+    """Where the *predicted* tokens of *text* segment a stretch otherwise than the *gold* ones: each such
+    stretch's start and end, and the gold tokens' offsets into it. Both token lists must spell *text*
+    in order (else nothing).
     """
     gold_spans, predicted_spans = spans(text, gold), spans(text, predicted)
     if gold_spans is None or predicted_spans is None:
         return
-    gold_ends, predicted_ends = {end for _, end in gold_spans}, {end for _, end in predicted_spans}
     gold_starts, predicted_starts = {start for start, _ in gold_spans}, {start for start, _ in predicted_spans}
+    gold_ends, predicted_ends = {end for _, end in gold_spans}, {end for _, end in predicted_spans}
     shared = sorted((gold_starts & predicted_starts) | (gold_ends & predicted_ends))
     for start, end in pairwise(shared):
         if start not in gold_starts or start not in predicted_starts or end not in gold_ends or end not in predicted_ends:
             continue
         inside_gold = [(s, e) for s, e in gold_spans if start <= s and e <= end]
         inside_predicted = [(s, e) for s, e in predicted_spans if start <= s and e <= end]
-        chunk = text[start:end]
-        if inside_gold != inside_predicted and not any(c.isspace() for c in chunk):
-            yield chunk, tuple(text[s:e] for s, e in inside_gold)
+        if inside_gold != inside_predicted:
+            yield start, end, tuple((s - start, e - start) for s, e in inside_gold)
 
 
 def spans(text: str, tokens: Sequence[str]) -> list[tuple[int, int]] | None:
