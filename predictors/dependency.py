@@ -146,8 +146,9 @@ class DependencyPredictor(Predictor):
         super().__init__(archive, search, max_tokens)
         self.language = Language.of(self.reader).code
         self.text_tokenizer: TextTokenizer | None = None
-        if (tokenizer in ("auto", "spacy") and self.language not in (None, "en")) or (tokenizer == "auto" and getattr(self.reader, "text_tokenizer", None)):
-            self.text_tokenizer = getattr(self.reader, "text_tokenizer", None) or TextTokenizer(self.language)
+        learned = getattr(self.reader, "text_tokenizer", None)  # a UD treebank's (toolkit.data.ud_text)
+        if (tokenizer in ("auto", "spacy") and self.language not in (None, "en")) or (tokenizer == "auto" and learned):
+            self.text_tokenizer = learned or TextTokenizer(self.language)
             self.text_tokenizer.nlp  # noqa: B018 - loaded now: a missing spaCy or language is refused before any input is read
             self.tokenize, self.tokenizer_name = self.text_tokenizer.tokens, f"spacy ({self.language}, with the treebank's tokens)"
         elif self.language not in (None, "en") and tokenizer == "treebank":
