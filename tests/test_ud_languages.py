@@ -199,3 +199,15 @@ def test_an_ensemble_tags_with_its_members_mean_distribution(french_archive, seq
     together = load_predictor(french_archive, ensemble=[french_archive], device="cpu").predict_tokens(sentences)
     assert [(tree.upos, tree.feats) for tree in together] == [(tree.upos, tree.feats) for tree in alone]
     assert all(len(tree.upos) == len(tree.feats) == len(words) for tree, words in zip(alone, sentences))
+
+
+def test_the_spacy_component_sets_the_tags_of_a_parser_that_tags(french_archive):
+    spacy = pytest.importorskip("spacy")
+    from toolkit import load_predictor
+
+    nlp = spacy.blank("fr")
+    nlp.add_pipe("toolkit_parser", config={"archive": str(french_archive)})
+    doc = nlp("Le chat dort .")
+    tree = load_predictor(french_archive, device="cpu").predict_tokens([["Le", "chat", "dort", "."]])[0]
+    assert [token.pos_ for token in doc] == list(tree.upos)
+    assert [str(token.morph) or "_" for token in doc] == list(tree.feats)

@@ -8,8 +8,9 @@ Added to any pipeline::
 
 - A **dependency** archive (a transition-system grammar) sets ``token.head`` and ``token.dep_``,
   so spaCy's own tools work on our parses: ``displacy.render(doc, style="dep")``, ``doc.sents``,
-  and noun chunks when an earlier component tagged parts of speech. The root's relation is
-  spaCy's ``ROOT``.
+  and noun chunks when an earlier component tagged parts of speech (or the parser itself, one
+  trained with ``grammar.tags``: it sets ``token.pos_`` and ``token.morph`` too). The root's
+  relation is spaCy's ``ROOT``.
 - An **AMR** archive sets ``doc._.amr``: the PENMAN graphs of the doc's sentences, separated by
   blank lines (one graph for a doc without sentence boundaries), and ``span._.amr`` per sentence.
 
@@ -100,7 +101,12 @@ class ToolkitParser:
         heads = list(range(len(doc)))  # absolute; a token heading itself is a root
         deps = [LOOSE] * len(doc)
         for span, words, tree in parsed:
+            upos, feats = getattr(tree, "upos", None), getattr(tree, "feats", None)  # a parser that tags (grammar.tags)
             for position, token in enumerate(words):
+                if upos:
+                    token.pos_ = upos[position]
+                if feats:
+                    token.set_morph("" if feats[position] == "_" else feats[position])
                 head, label = tree.heads[position], tree.deprels[position]
                 if head == 0 or label == NO_LABEL:
                     deps[token.i] = ROOT if head == 0 and label != NO_LABEL else LOOSE
