@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from toolkit.data.example import Example
+from toolkit.data.language import Language
 from toolkit.errors import ConfigurationError
 from toolkit.from_params import PositiveInt, Probability
 from toolkit.modules.dropout import Dropout
@@ -25,7 +26,8 @@ class SpacyVectorsEmbedder(TokenEmbedder):
 
     # Parameters
     pipeline : an installed spaCy pipeline (package name or directory) that has vectors.
-    lowercase : look a word up in lowercase when its own form has no vector.
+    lowercase : look a word up in lowercase (by the data's language's rules: training and archives
+        give the ``language``) when its own form has no vector.
     projection_dim : a linear projection of the vectors to this width (None: the table's width).
     dropout : dropout on the word vectors.
 
@@ -34,7 +36,14 @@ class SpacyVectorsEmbedder(TokenEmbedder):
     refused if the installed pipeline differs.
     """
 
-    def __init__(self, pipeline: str = "en_core_web_md", lowercase: bool = True, projection_dim: PositiveInt | None = None, dropout: Probability = 0.0):
+    def __init__(
+        self,
+        pipeline: str = "en_core_web_md",
+        lowercase: bool = True,
+        projection_dim: PositiveInt | None = None,
+        dropout: Probability = 0.0,
+        language: Language | None = None,
+    ):
         super().__init__()
         nlp = load_pipeline(pipeline, COMPONENTS)
         vectors = nlp.vocab.vectors
@@ -42,6 +51,7 @@ class SpacyVectorsEmbedder(TokenEmbedder):
             raise ConfigurationError(f"the spaCy pipeline {pipeline!r} has no word vectors", key="pipeline")
         table = numpy.ascontiguousarray(vectors.data, dtype=numpy.float32)
         self.pipeline, self.lowercase, self.vectors = pipeline, lowercase, vectors
+        self.language = language or Language()
         self.source = {
             "spacy_pipeline": pipeline,
             "version": str(nlp.meta.get("version")),
@@ -55,8 +65,8 @@ class SpacyVectorsEmbedder(TokenEmbedder):
 
     def row(self, word: str) -> int:
         row = int(self.vectors.find(key=word))
-        if row < 0 and self.lowercase and word.lower() != word:
-            row = int(self.vectors.find(key=word.lower()))
+        if row < 0 and self.lowercase and (lower := self.language.lower(word)) != word:
+            row = int(self.vectors.find(key=lower))
         return row if row >= 0 else UNKNOWN
 
     def example_inputs(self, example: Example) -> dict[str, Any]:
