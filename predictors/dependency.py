@@ -65,6 +65,7 @@ class Sentence:
     """One input sentence, or the error that replaces it in the output."""
 
     where: str  # "file:line" of its first line
+    label: str = ""  # its line's number, and its place among the line's sentences where there are several ("7.2")
     tokens: list[str] = field(default_factory=list)
     comments: list[str] = field(default_factory=list)
     rows: list[list[str] | None] = field(default_factory=list)  # CoNLL-U rows; None marks a word of plain text
@@ -191,10 +192,11 @@ class DependencyPredictor(Predictor):
                 check_line(line)
                 text, sentences = self.read_text(line)
             except DataError as error:
-                yield self.fail(Sentence(where, comments=[f"# sent_id = {number}"]), f"{where}: {error}")
+                yield self.fail(Sentence(where, str(number), comments=[f"# sent_id = {number}"]), f"{where}: {error}")
                 continue
             for part, tokens in enumerate(sentences, start=1):
-                sentence = Sentence(where, comments=[f"# sent_id = {number}" if len(sentences) == 1 else f"# sent_id = {number}.{part}"])
+                label = str(number) if len(sentences) == 1 else f"{number}.{part}"
+                sentence = Sentence(where, label, comments=[f"# sent_id = {label}"])
                 spelled = text if len(sentences) == 1 else spell(tokens)
                 if spelled:
                     sentence.comments.append(f"# text = {spelled}")
@@ -229,7 +231,7 @@ class DependencyPredictor(Predictor):
 
     def conllu_sentence(self, block: Block, source: str) -> Sentence:
         """The words and rows of one block, or the error that replaces it (keeping its comments)."""
-        sentence = Sentence(f"{source}:{block.line}")
+        sentence = Sentence(f"{source}:{block.line}", str(block.line))
         if block.dropped:
             length = len(block.lines) + block.dropped
             return self.fail(sentence, f"{sentence.where}: a sentence of {length:,} lines is longer than this model can parse ({self.max_words} words)")
@@ -322,14 +324,13 @@ class DependencyPredictor(Predictor):
             word += 1
         return "\n".join(lines) + "\n"
 
-    def read_inputs(self, lines: Iterable[str], source: str = "<input>") -> Iterator[tuple[int, Example | DataError]]:
-        """As ``predict_lines`` reads them: plain text, JSON lines or CoNLL-U blocks."""
+    def read_inputs(self, lines: Iterable[str], source: str = "<input>") -> Iterator[tuple[str, Example | DataError]]:
+        """As ``predict_lines`` reads them: plain text (a line's sentences ``"7.1"``, ``"7.2"``), JSON lines or CoNLL-U blocks."""
         for sentence in self.sentences(lines, source):
-            number = int(sentence.where.rsplit(":", 1)[1])
             if sentence.error is None:
-                yield number, Example(sentence.tokens)
+                yield sentence.label, Example(sentence.tokens)
             elif sentence.tokens or sentence.rows:  # else a blank line of plain text
-                yield number, DataError(sentence.error.removeprefix(f"{sentence.where}: "))
+                yield sentence.label, DataError(sentence.error.removeprefix(f"{sentence.where}: "))
 
     # ------------------------------------------------------------ the JSON interface of Predictor.predict
 

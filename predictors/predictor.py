@@ -101,16 +101,17 @@ class Predictor(Registrable):
         examples = [self.tokens_to_example(tokens) for tokens in sentences]
         return predict(self.model, examples, self.max_tokens, self.search) if examples else []
 
-    def read_inputs(self, lines: Iterable[str], source: str = "<input>") -> Iterator[tuple[int, Example | DataError]]:
+    def read_inputs(self, lines: Iterable[str], source: str = "<input>") -> Iterator[tuple[str, Example | DataError]]:
         """The inputs of *lines* as ``predict_lines`` reads them, blank lines left out: each with the
-        number of its first line, and its example or why it cannot be parsed (``toolkit visualize``).
+        number of its first line (``"7"``; ``"7.2"`` for a line's second sentence, where a predictor
+        splits lines into sentences), and its example or why it cannot be parsed (``toolkit visualize``).
         """
         for number, line in enumerate(lines, start=1):
             if line.strip():
                 try:
-                    yield number, self.to_example(line)
+                    yield str(number), self.to_example(line)
                 except DataError as error:
-                    yield number, error
+                    yield str(number), error
 
     def predict_lines(self, lines: Iterable[str], batch_size: int = 64) -> Iterator[str]:
         """JSON lines for *lines*, decoded *batch_size* at a time so long inputs stream."""

@@ -211,3 +211,11 @@ def test_the_spacy_component_sets_the_tags_of_a_parser_that_tags(french_archive)
     tree = load_predictor(french_archive, device="cpu").predict_tokens([["Le", "chat", "dort", "."]])[0]
     assert [token.pos_ for token in doc] == list(tree.upos)
     assert [str(token.morph) or "_" for token in doc] == list(tree.feats)
+
+
+def test_a_lines_sentences_are_told_apart_wherever_inputs_are_named(french_archive, tmp_path):
+    from toolkit import load_predictor
+
+    predictor = load_predictor(french_archive, device="cpu")
+    labels = [label for label, _ in predictor.read_inputs(["Il pleut. Il neige.\n", "\n", "Bonjour.\n"])]
+    assert labels == ["1.1", "1.2", "3"]  # what `toolkit visualize` names each sentence's folder after: none overwritten
