@@ -8,7 +8,7 @@ splits the sentences too). With ``--spacy-model``, spaCy's pipelines read the sa
 own tokenizer, sentence splitter, tagger and parser (they keep a multiword token as one word).
 
     python benchmarks/ud_raw_text.py --treebank fr_sequoia --archive runs/ud_fr/model.tar.gz \
-        [--spacy-model fr_core_news_sm] [--joined 10] [--output runs/ud_fr/raw_test.conllu]
+        [--spacy-model fr_core_news_sm] [--joined 10] [--beam-size 1] [--threads 1] [--output runs/ud_fr/raw_test.conllu]
 """
 
 import argparse
@@ -16,9 +16,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import torch
+
 from toolkit import load_predictor
 from toolkit.data.conllu_format import blocks, parse_sentence
 from toolkit.data.ud_treebanks import find_treebank
+from toolkit.decoding import GreedySearch
 from toolkit.metrics.ud_alignment import analysis, read_analysis, ud_scores
 from toolkit.params import data_root
 
@@ -31,9 +34,11 @@ def test_texts(path: Path) -> list[str]:
         return [parse_sentence(block.lines, str(path)).text or "" for block in blocks((n, line.rstrip("\n")) for n, line in enumerate(lines, 1))]
 
 
-def ours(archive: str, lines: list[str], output: Path) -> float:
-    """Parse *lines* into *output* with the archive's predictor (greedy); the seconds it took."""
-    predictor = load_predictor(archive, device="cpu", beam_size=1)
+def ours(archive: str, lines: list[str], output: Path, beam_size: int) -> float:
+    """Parse *lines* into *output* with the archive's predictor (greedy, or a beam); the seconds it took."""
+    predictor = load_predictor(archive, device="cpu", beam_size=beam_size if beam_size > 1 else None)
+    if beam_size <= 1:
+        predictor.search = GreedySearch(max_steps=2000)
     start = time.perf_counter()
     with open(output, "w", encoding="utf-8") as out:
         out.writelines(block + "\n" for block in predictor.predict_lines(line + "\n" for line in lines))
@@ -67,7 +72,10 @@ def main() -> None:
     parser.add_argument("--spacy-model", action="append", default=[])
     parser.add_argument("--joined", type=int, default=10, help="sentences per line in the second reading (0: leave it out)")
     parser.add_argument("--output", type=Path, default=None, help="where our first archive's CoNLL-U of the joined text goes")
+    parser.add_argument("--beam-size", type=int, default=1, help="our parsers' search (1: greedy)")
+    parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
     treebank = find_treebank(args.treebank, data_root())
     gold = read_analysis(treebank.test)
     texts = test_texts(treebank.test)
@@ -80,7 +88,7 @@ def main() -> None:
         for reading, lines in readings.items():
             with tempfile.TemporaryDirectory() as directory:
                 output = args.output if args.output and archive == args.archive[0] else Path(directory) / "out.conllu"
-                seconds = ours(archive, lines, output)
+                seconds = ours(archive, lines, output, args.beam_size)
                 scores = ud_scores(gold, read_analysis(output))
             print(f"| {Path(archive).parent.name} | {reading} | {' | '.join(f'{100 * scores[c]:.2f}' for c in COLUMNS)} | {len(gold.words) / seconds:,.0f} |")
     for name in args.spacy_model:

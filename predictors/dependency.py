@@ -9,12 +9,19 @@ Input is either format, recognised from its first line that is neither blank nor
   lines (``3-4``) are copied through; empty nodes (``8.1``) are dropped, since their enhanced
   arcs are not predicted.
 - **plain text**: one sentence per line (or a JSON object, ``{"sentence": "..."}`` or given
-  ``{"tokens": [...]}``, as the other predictors read), tokenised with spaCy's rule-based English tokenizer
-  (``spacy.blank("en")``, no model needed) when spaCy is installed, else with nltk's Treebank
-  tokenizer made to split as spaCy does (:mod:`toolkit.data.tokenization`;
+  ``{"tokens": [...]}``, as the other predictors read). A parser trained on a UD treebank named by
+  its language (its reader records ``language`` and a ``text_tokenizer``) tokenizes as it learned
+  from the treebank (:mod:`toolkit.data.ud_text`: spaCy's rules for the language, the treebank's
+  corrections, multiword tokens expanded into their words under a range row ``3-4 du``) and splits
+  each line into sentences (``# sent_id = 7.2`` for line 7's second). Others use spaCy's
+  rule-based English tokenizer (``spacy.blank("en")``, no model needed) when spaCy is installed,
+  else nltk's Treebank tokenizer made to split as spaCy does (:mod:`toolkit.data.tokenization`;
   :attr:`DependencyPredictor.tokenizer_name` says which). Each output sentence gets
   ``# sent_id`` (the input line number) and ``# text`` (tabs and runs of spaces made one space,
-  so that the words and ``SpaceAfter=No`` in MISC spell it).
+  so that the words and ``SpaceAfter=No`` in MISC spell it). A sentence written in a script
+  none of the training words use is refused in its place (certainly not the model's language).
+
+A parser that tags (``grammar.tags``) fills UPOS and FEATS, over CoNLL-U input's ``_`` only.
 
 Output is one CoNLL-U sentence per input sentence, in order. An input that cannot be parsed (an
 empty line or sentence, a malformed CoNLL-U line, a sentence longer than the model can decode)
