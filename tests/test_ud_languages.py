@@ -219,3 +219,30 @@ def test_a_lines_sentences_are_told_apart_wherever_inputs_are_named(french_archi
     predictor = load_predictor(french_archive, device="cpu")
     labels = [label for label, _ in predictor.read_inputs(["Il pleut. Il neige.\n", "\n", "Bonjour.\n"])]
     assert labels == ["1.1", "1.2", "3"]  # what `toolkit visualize` names each sentence's folder after: none overwritten
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"text_tokenizer": {"corrections": []}}, "text_tokenizer: is learned for a language: set dataset_reader.language"),
+        ({"language": "fr", "text_tokenizer": {"exceptions": {}}}, "text_tokenizer: expected {'corrections': ..., 'multiword': ...} as training records it"),
+    ],
+)
+def test_a_text_tokenizer_that_training_did_not_write_is_refused_by_its_key(settings, message):
+    with pytest.raises(ConfigurationError, match=f"^{message}"):
+        ConlluReader(**settings)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"tags": ["lemma"]}, r"tags: unknown word fields \['lemma'\]; a tree's tags are \['upos', 'feats'\]"),
+        ({"tags": ["upos"], "tag_sets": {"feats": ["_"]}}, r"tag_sets: has the tags of \['feats'\] but the grammar's tags are \['upos'\]"),
+    ],
+)
+def test_tags_a_tree_does_not_have_are_refused_by_their_key(settings, message):
+    from toolkit.grammars.grammar import Grammar
+    from toolkit.params import Params
+
+    with pytest.raises(ConfigurationError, match=f"^grammar.{message}"):
+        Grammar.from_params(Params({"type": "arc_standard", **settings}, "grammar."))
