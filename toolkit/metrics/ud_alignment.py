@@ -8,7 +8,12 @@ covering the same characters; inside a stretch where either side has a multiword
 are aligned by the longest common subsequence of their lower-cased forms. Every score is an F1 of
 the matched units against the gold and the system's counts: ``Tokens``, ``Sentences``, ``Words``,
 and over aligned words ``UPOS``, ``UFeats`` and ``LAS`` (the head aligned to the gold head, and the
-same relation; a subtype counts).
+same relation).
+
+Two scores are stricter than the shared task's script: ``LAS`` compares whole relations, subtypes
+included (the script compares only the universal part: ``nmod`` for ``nmod:poss``), and ``UFeats``
+the whole FEATS string (the script keeps only the universal features). Tokens, Sentences, Words and
+UPOS are the script's.
 """
 
 from __future__ import annotations
