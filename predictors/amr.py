@@ -74,6 +74,7 @@ class AmrPredictor(Predictor):
     """An AMR parser's predictor (see the module docstring)."""
 
     writes = "AMR graphs"
+    output_suffix = ".penman"
 
     def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192):
         super().__init__(archive, search, max_tokens)
@@ -111,13 +112,17 @@ class AmrPredictor(Predictor):
 
     # ------------------------------------------------------------ parsing and writing
 
-    def predict_lines(self, lines: Iterable[str], batch_size: int = 64) -> Iterator[str]:
+    def predict_lines(self, lines: Iterable[str], batch_size: int = 64, first_line: int = 1) -> Iterator[str]:
         """One PENMAN block (metadata, graph, blank line) per input line, parsed *batch_size* lines at a time."""
         check_stream(lines, batch_size)
         source = str(getattr(lines, "name", None) or "<input>")
-        items = (self.read_line(number, line, source) for number, line in enumerate(lines, start=1))
+        items = (self.read_line(number, line, source) for number, line in enumerate(lines, start=first_line))
         for chunk in chunks(items, batch_size):
             yield from self.parse(chunk)
+
+    @staticmethod
+    def is_error(output: str) -> bool:
+        return "\n# ::error " in output
 
     def parse(self, items: list[AmrInput]) -> Iterator[str]:
         good = [item for item in items if item.error is None]

@@ -149,6 +149,7 @@ class DependencyPredictor(Predictor):
     """
 
     writes = "dependency trees"
+    output_suffix = ".conllu"
 
     def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192, tokenizer: str = "auto"):
         super().__init__(archive, search, max_tokens)
@@ -174,13 +175,13 @@ class DependencyPredictor(Predictor):
 
     # ------------------------------------------------------------ reading
 
-    def sentences(self, lines: Iterable[str], source: str) -> Iterator[Sentence]:
+    def sentences(self, lines: Iterable[str], source: str, first_line: int = 1) -> Iterator[Sentence]:
         """The input sentences in order, each carrying its error if it cannot be parsed.
 
         The format is told from the first line that is neither blank nor a comment, looked for in at
         most ``HEAD_LINES`` lines, so that memory stays bounded on any input.
         """
-        numbered = ((number, without_ending(line)) for number, line in enumerate(lines, start=1))
+        numbered = ((number, without_ending(line)) for number, line in enumerate(lines, start=first_line))
         head: list[tuple[int, str]] = []
         conllu = False
         for number, line in numbered:
@@ -278,12 +279,16 @@ class DependencyPredictor(Predictor):
 
     # ------------------------------------------------------------ parsing and writing
 
-    def predict_lines(self, lines: Iterable[str], batch_size: int = 64) -> Iterator[str]:
+    def predict_lines(self, lines: Iterable[str], batch_size: int = 64, first_line: int = 1) -> Iterator[str]:
         """One CoNLL-U block (ending in a newline) per input sentence, parsed *batch_size* at a time."""
         check_stream(lines, batch_size)
         source = getattr(lines, "name", None) or "<input>"
-        for chunk in chunks(self.sentences(lines, str(source)), batch_size):
+        for chunk in chunks(self.sentences(lines, str(source), first_line), batch_size):
             yield from self.parse(chunk)
+
+    @staticmethod
+    def is_error(output: str) -> bool:
+        return output.startswith("# error = ") or "\n# error = " in output
 
     def parse(self, sentences: list[Sentence]) -> Iterator[str]:
         readable = [sentence for sentence in sentences if sentence.error is None]

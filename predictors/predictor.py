@@ -23,6 +23,7 @@ T = TypeVar("T")
 
 class Predictor(Registrable):
     writes: ClassVar[str | None] = None  # the grammars' result_kind this predictor can write; None: any
+    output_suffix: ClassVar[str] = ".jsonl"  # of the files predict_lines's output goes to (toolkit predict --engine)
 
     def __init__(self, archive: Archive, search: Search | None = None, max_tokens: int = 8192):
         self.archive, self.model, self.reader = archive, archive.model, archive.dataset_reader
@@ -113,11 +114,20 @@ class Predictor(Registrable):
                 except DataError as error:
                     yield str(number), error
 
-    def predict_lines(self, lines: Iterable[str], batch_size: int = 64) -> Iterator[str]:
-        """JSON lines for *lines*, decoded *batch_size* at a time so long inputs stream."""
+    def predict_lines(self, lines: Iterable[str], batch_size: int = 64, first_line: int = 1) -> Iterator[str]:
+        """JSON lines for *lines*, decoded *batch_size* at a time so long inputs stream.
+
+        *first_line* is the number of the first of *lines* in its file (a shard's, for ``toolkit
+        predict --engine``), for the predictors whose outputs and messages name input lines.
+        """
         check_stream(lines, batch_size)
         for chunk in chunks(lines, batch_size):
             yield from (json.dumps(output, ensure_ascii=False) for output in self.predict_batch(chunk))
+
+    @staticmethod
+    def is_error(output: str) -> bool:
+        """Whether *output*, one of ``predict_lines``'s, is an error record rather than a prediction."""
+        return output.startswith('{"error": ')
 
 
 def check_stream(lines: Iterable[str], batch_size: int) -> None:

@@ -4,19 +4,23 @@ A mistake in the user's input (config, data, archive) prints one ``error:`` line
 status 1; click's own usage errors exit with 2. Only bugs show a traceback.
 """
 
+import glob
 import json
 import logging
 import os
 import sys
 import warnings
+from pathlib import Path
 
 import click
 
 from toolkit.cli_options import (
     FiniteRange,
+    archive_parts,
     beam_option,
     check_output,
     config_params,
+    corpus_options,
     device_option,
     ensemble_option,
     guided,
@@ -28,6 +32,7 @@ from toolkit.cli_options import (
     search_of_size,
     within_open_files,
 )
+from toolkit.corpus.run import DEFAULT_SHARD_SIZE
 from toolkit.errors import ToolkitError
 from toolkit.interrupts import Terminated
 from toolkit.limits import MAX_BATCH
@@ -154,14 +159,16 @@ def evaluate(
 
 @cli.command()
 @click.argument("archive", type=click.Path())
-@click.argument("input_file", metavar="INPUT", type=click.Path(allow_dash=True))
+@click.argument("inputs", metavar="INPUT...", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("--predictor", default=None, help="Predictor name (see `toolkit list Predictor`); default: the one the archive's grammar names.")
 @click.option(
     "--output-file",
+    "--output",
     "-o",
-    type=click.Path(dir_okay=False),
+    "output",
+    type=click.Path(),
     default=None,
-    help="Write the output here instead of stdout: whole, once the last line is parsed (stdout streams).",
+    help="Write the output here instead of stdout: whole, once the last line is parsed (stdout streams). With --engine: the output folder.",
 )
 @click.option("--batch-size", type=click.IntRange(1, MAX_BATCH), default=64, show_default=True, help="Most lines decoded together.")
 @beam_option
@@ -169,37 +176,88 @@ def evaluate(
 @ensemble_option
 @device_option
 @quantize_option
+@corpus_options
 @include_option
-def predict(
-    archive: str,
-    input_file: str,
-    predictor: str | None,
-    output_file: str | None,
-    batch_size: int,
-    beam_size: int | None,
-    execution_guided: bool,
-    ensemble: tuple[str, ...],
-    device: str,
-    quantize: str | None,
-    include: tuple[str, ...],
-) -> None:
+def predict(archive: str, inputs: tuple[str, ...], output: str | None, engine: str | None, **options) -> None:
     """Parse each line of INPUT (plain text or JSON; - for stdin); one JSON line out per line in.
 
     ``--predictor dependency`` reads plain text or CoNLL-U and writes one CoNLL-U sentence per input sentence.
+    With --engine, INPUT is a corpus (files, folders, globs; gzip too) parsed shard by shard into the
+    folder -o, with a manifest that lets the same command resume.
     """
+    from toolkit.corpus.worker import PredictionSettings
+
+    corpus = {name: options.pop(name) for name in ("workers", "address", "shard_size", "retries")}
+    batch_size = options.pop("batch_size")
+    settings = PredictionSettings(archive, **{**options, "include": tuple(options["include"]), "ensemble": tuple(options["ensemble"])}, batch_size=batch_size)
+    if engine is not None:
+        return predict_corpus_into(settings, inputs, output, engine, **corpus)
+    if len(inputs) > 1 or Path(inputs[0]).is_dir() or (glob.has_magic(inputs[0]) and not Path(inputs[0]).exists()):
+        raise ToolkitError(
+            f"{' '.join(inputs)} is a corpus (several files, a folder or a glob): parse it into a folder with --engine dask (or local) -o FOLDER"
+        )
+    if given := [name for name, value in corpus.items() if value != CORPUS_DEFAULTS[name]]:
+        raise ToolkitError(f"--{given[0].replace('_', '-')} is for corpus prediction: add --engine dask (or local) -o FOLDER")
+    predict_stream(settings, inputs[0], output)
+
+
+CORPUS_DEFAULTS = {"workers": None, "address": None, "shard_size": DEFAULT_SHARD_SIZE, "retries": 2}
+
+
+def predict_stream(settings, input_file: str, output_file: str | None) -> None:
+    """One input file (or stdin) parsed in this process, streaming to stdout or written whole to *output_file*."""
     from toolkit import load_predictor
     from toolkit.files import input_lines, writing_output
 
     if output_file:
-        check_output(output_file, [input_file], [archive, *ensemble])
-    runner = load_predictor(archive, predictor, device=device, beam_size=beam_size, include_package=include, ensemble=ensemble, quantize=quantize)
-    if execution_guided:
+        check_output(output_file, [input_file], [settings.archive, *settings.ensemble])
+    runner = load_predictor(
+        settings.archive,
+        settings.predictor,
+        device=settings.device,
+        beam_size=settings.beam_size,
+        include_package=settings.include,
+        ensemble=settings.ensemble,
+        quantize=settings.quantize,
+    )
+    if settings.execution_guided:
         runner.search = guided(runner.search, runner.archive)
     with input_lines(input_file) as lines, writing_output(output_file) as sink:
-        for line in runner.predict_lines(lines, batch_size):
+        for line in runner.predict_lines(lines, settings.batch_size):
             sink.write(line + "\n")
-    if execution_guided:
+    if settings.execution_guided:
         logging.getLogger(__name__).info("execution guidance changed the choice of %d inputs", runner.search.guided_changes)
+
+
+def predict_corpus_into(settings, inputs: tuple[str, ...], output: str | None, engine: str, **corpus) -> None:
+    """``toolkit predict --engine``: the corpus *inputs* into the folder *output*, resuming what its manifest shows finished."""
+    from toolkit.corpus import Engine, predict_corpus
+    from toolkit.files import check_not_read
+    from toolkit.interrupts import termination_interrupts
+
+    import_packages(settings.include)
+    if output is None:
+        raise ToolkitError("--engine writes one output file per input shard: name their folder with -o FOLDER")
+    if "-" in inputs:
+        raise ToolkitError("--engine reads files (shards of a corpus), not standard input: name the files, folders or globs")
+    if Path(output).exists() and not Path(output).is_dir():
+        raise ToolkitError(f"the output folder {output} is a file: name a folder (it is made if missing)")
+    if not Engine.is_registered(engine):
+        raise ToolkitError(f"--engine {engine!r} is not an engine; the engines: {', '.join(Engine.list_available())}")
+    check_not_read(
+        output,
+        [path for path in inputs if Path(path).exists()],
+        [part for archive in (settings.archive, *settings.ensemble) for part in archive_parts(archive)],
+        kind="folder",
+    )
+    shard_size = corpus.pop("shard_size")
+    with termination_interrupts():
+        summary = predict_corpus(settings, list(inputs), output, Engine.by_name(engine)(**corpus), shard_size)
+    click.echo(
+        f"{summary['finished']} of {summary['shards']} shards written to {output} ({summary['parsed_now']} parsed now): "
+        f"{summary['lines']:,} input lines, {summary['records']:,} records, {summary['errors']:,} error records",
+        err=True,
+    )
 
 
 @cli.command()

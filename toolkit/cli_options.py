@@ -5,6 +5,7 @@ archives and choose a search. Kept apart from :mod:`toolkit.cli`, which holds th
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import click
 
@@ -42,6 +43,61 @@ guided_option = click.option(
     is_flag=True,
     help="Take each input's best beam hypothesis whose form runs and answers something (the executor of the archive's denotation_accuracy metric).",
 )
+
+
+class ByteSize(click.ParamType):
+    """A number of bytes, plain or with a binary unit: ``65536``, ``512K``, ``64M``, ``1G``."""
+
+    name = "size"
+    UNITS: ClassVar[dict[str, int]] = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+    def convert(self, value, param, context):
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().upper().removesuffix("IB").removesuffix("B")
+        number, unit = (text[:-1], text[-1]) if text[-1:] in self.UNITS and text[-1:] else (text, "")
+        try:
+            size = int(float(number) * self.UNITS[unit])
+        except (ValueError, KeyError):
+            size = 0
+        if size < 1:
+            self.fail(f"{value!r} is not a size in bytes (e.g. 65536, 512K, 64M, 1G)", param, context)
+        return size
+
+
+def corpus_options(command):
+    """The options of ``toolkit predict --engine``: where and how a corpus is parsed into a folder."""
+    from toolkit.corpus.run import DEFAULT_SHARD_SIZE
+
+    options = [
+        click.option(
+            "--engine",
+            default=None,
+            help="Parse INPUT (files, folders, globs) shard by shard into the folder -o, resumably: 'dask' on a local or remote "
+            "Dask cluster (the scale extra), 'local' in this process; see `toolkit list Engine`.",
+        ),
+        click.option(
+            "--workers", type=click.IntRange(1, 4096), default=None, help="--engine dask: the local cluster's workers [default: one per core, or per GPU]."
+        ),
+        click.option(
+            "--address",
+            default=None,
+            help="--engine dask: the scheduler of a running cluster (tcp://host:8786) [default: DASK_SCHEDULER_ADDRESS, else a local cluster].",
+        ),
+        click.option(
+            "--shard-size",
+            type=ByteSize(),
+            default=DEFAULT_SHARD_SIZE,
+            show_default="64M",
+            help="Files larger than this are parsed in ranges of about this size.",
+        ),
+        click.option(
+            "--retries", type=click.IntRange(0, 100), default=2, show_default=True, help="--engine dask: times a shard is run again after an exception."
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 class FiniteRange(click.FloatRange):

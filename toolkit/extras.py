@@ -6,7 +6,7 @@ the installed toolkit and adds the extra's packages), and installs the versions 
 
 DISTRIBUTION = "parsing-toolkit"
 # setup.cfg's [options.extras_require]; tests/test_extras.py keeps the two in step
-EXTRAS = ("test", "viz", "spacy", "transformers", "ud-anchors", "geo", "serve", "browser", "lint", "docs")
+EXTRAS = ("test", "viz", "spacy", "transformers", "ud-anchors", "geo", "serve", "scale", "browser", "lint", "docs")
 
 
 def install_hint(*extras: str) -> str:

@@ -351,8 +351,9 @@ class DirectoryLock:
 
     NAME = ".lock"
 
-    def __init__(self, directory: str | os.PathLike):
+    def __init__(self, directory: str | os.PathLike, holder: str = "a training run"):
         self.path = Path(directory) / self.NAME
+        self.holder = holder  # who holds such a lock, for the message another process gets
         self.handle: IO[str] | None = None
 
     def acquire(self, doing: str) -> None:
@@ -370,7 +371,7 @@ class DirectoryLock:
             owner = self.handle.read().strip() or "another process"
             self.handle.close()
             self.handle = None
-            raise ToolkitError(f"cannot {doing}: {self.path.parent} is in use by a training run (process {owner}); wait for it to end or stop it") from None
+            raise ToolkitError(f"cannot {doing}: {self.path.parent} is in use by {self.holder} (process {owner}); wait for it to end or stop it") from None
         self.handle.seek(0)
         self.handle.truncate()
         self.handle.write(f"{os.getpid()}\n")

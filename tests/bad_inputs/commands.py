@@ -238,7 +238,7 @@ COMMAND_CASES = [
         "predict-directory-input",
         "a directory as INPUT",
         "`toolkit predict` (seq2seq archive)",
-        "error: cannot read the input file inputs: is a directory",
+        "error: inputs is a corpus (several files, a folder or a glob): parse it into a folder with --engine dask (or local) -o FOLDER",
         lambda env: env.cli_error("predict", env.archive(), (env.tmp / "inputs").mkdir() or env.tmp / "inputs", "--device", "cpu"),
     ),
     Case(

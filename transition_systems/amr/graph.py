@@ -122,7 +122,9 @@ def constant_value(label: str) -> str:
     if label.startswith('"'):
         inner = label[1:-1] if len(label) > 1 and label.endswith('"') else label[1:]
         return '"' + " ".join(inner.replace("\\", "").replace('"', "'").splitlines()) + '"'
-    return label if is_constant(label) and not any(c.isspace() or c in "()" for c in label) else '"' + concept(label) + '"'
+    if not is_constant(label):
+        return '"' + concept(label) + '"'
+    return '"' + label + '"' if BAD_CONCEPT.search(label) else label  # a fraction, 1/2, is no bare symbol to penman
 
 
 def encode(labels: Sequence[str], edges: Sequence[tuple[int, str, int]], top: int = -1) -> str:
