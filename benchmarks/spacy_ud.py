@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from toolkit.data.ud_treebanks import find_treebank
@@ -27,12 +28,23 @@ from toolkit.params import data_root
 Parse = Callable[[list[list[str]]], list[dict[str, list]]]
 
 
-def train(output: Path, treebank: str = "en_ewt", recipe: str = "efficiency", epochs: int = 7, pipeline: str = "morphologizer,parser") -> Path:
-    """Train spaCy's *pipeline* on *treebank* into *output* (kept: a second call returns at once); the best model's folder."""
+def train(
+    output: Path,
+    treebank: str = "en_ewt",
+    recipe: str = "efficiency",
+    epochs: int = 7,
+    pipeline: str = "morphologizer,parser",
+    split: tuple[Path, Path] | None = None,
+) -> Path:
+    """Train spaCy's *pipeline* on *treebank* (or on the train and dev files of *split*, in the treebank's
+    language) into *output* (kept: a second call returns at once); the best model's folder.
+    """
     best = output / "model-best"
     if (best / "meta.json").exists():
         return best
     found = find_treebank(treebank, data_root())
+    if split is not None:
+        found = replace(found, train=split[0], dev=split[1])
     corpus = output / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")

@@ -49,7 +49,8 @@ local common = { input_dim: dim, layers: { num_layers: layers, num_heads: heads,
     source_token_dropout: 0.1,  // trains the unknown-word embedding
     search: { type: 'beam', beam_size: 5 },  // each sentence's steps from the grammar: its 2n actions
   },
-  // CoNLL 2018 style: punctuation included. {"exclude_punctuation": true} gives the older convention.
+  // Punctuation included, full relations compared (nmod:poss against nmod is wrong). {"universal_relations": true}
+  // compares only the universal part, as the CoNLL 2018 script does; {"exclude_punctuation": true} is the older convention.
   metrics: [{ type: 'attachment_scores' }],
   trainer: {
     optimizer: { type: 'adam', lr: 1e-3, betas: [0.9, 0.98], eps: 1e-9 },

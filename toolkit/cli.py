@@ -206,22 +206,11 @@ CORPUS_DEFAULTS = {"workers": None, "address": None, "shard_size": DEFAULT_SHARD
 
 def predict_stream(settings, input_file: str, output_file: str | None) -> None:
     """One input file (or stdin) parsed in this process, streaming to stdout or written whole to *output_file*."""
-    from toolkit import load_predictor
     from toolkit.files import input_lines, writing_output
 
     if output_file:
         check_output(output_file, [input_file], [settings.archive, *settings.ensemble])
-    runner = load_predictor(
-        settings.archive,
-        settings.predictor,
-        device=settings.device,
-        beam_size=settings.beam_size,
-        include_package=settings.include,
-        ensemble=settings.ensemble,
-        quantize=settings.quantize,
-    )
-    if settings.execution_guided:
-        runner.search = guided(runner.search, runner.archive)
+    runner = settings.load()
     with input_lines(input_file) as lines, writing_output(output_file) as sink:
         for line in runner.predict_lines(lines, settings.batch_size):
             sink.write(line + "\n")

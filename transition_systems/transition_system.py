@@ -24,6 +24,7 @@ from toolkit.errors import ConfigurationError, DataError
 from toolkit.grammars.grammar import Derivation, Grammar
 from transition_systems.actions import SHIFT, ValidActions, labeled_shift
 from transition_systems.configuration import NO_HEAD, Configuration
+from transition_systems.dynamic_oracle import ActionCost, DynamicOracle
 from transition_systems.projectivity import children_of, is_projective, projectivize
 from transition_systems.pseudo_projective import lift, lower
 
@@ -127,6 +128,23 @@ class TransitionSystem(Grammar):
     @abstractmethod
     def gold_action(self, config: Configuration, gold: GoldTree) -> str | None:
         """The static oracle's action in *config* towards *gold*, or ``None`` if it cannot go on."""
+
+    def action_costs(self, config: Configuration, gold: GoldTree) -> list[ActionCost]:
+        """The dynamic oracle: each valid action kind's cost in *config* towards *gold*, unlabeled (the
+        relation's share is added by :class:`~transition_systems.dynamic_oracle.DynamicOracle`).
+        A system without one leaves this alone and trains on its static oracle.
+        """
+        raise NotImplementedError(f"{self.name} has no dynamic oracle")
+
+    @property
+    def has_dynamic_oracle(self) -> bool:
+        return type(self).action_costs is not TransitionSystem.action_costs
+
+    def dynamic_oracle(self, example: Example) -> DynamicOracle | None:
+        """*example*'s dynamic oracle, for training with exploration; ``None`` for a system without one."""
+        if not self.has_dynamic_oracle:
+            return None
+        return DynamicOracle(self, self.gold_tree(*self.oracle_tree(example)), self.derivation_state(example))
 
     def root_attachment(self, buffer_empty: bool) -> bool:
         """Whether a right arc from the root is valid now, for a system whose root arc is its last action

@@ -37,6 +37,24 @@ class PredictionSettings:
     batch_size: int = 64
     include: tuple[str, ...] = ()
 
+    def load(self, device: str | None = None) -> Any:
+        """The predictor these settings describe, on *device* (default: theirs), execution guidance included."""
+        from toolkit import load_predictor
+        from toolkit.cli_options import guided
+
+        predictor = load_predictor(
+            self.archive,
+            self.predictor,
+            device=device or self.device,
+            beam_size=self.beam_size,
+            include_package=self.include,
+            ensemble=self.ensemble,
+            quantize=self.quantize,
+        )
+        if self.execution_guided:
+            predictor.search = guided(predictor.search, predictor.archive)
+        return predictor
+
     def output_settings(self, predictor_name: str) -> dict[str, Any]:
         """The settings that change what is written (not the device, nor how lines are batched), recorded with each shard."""
         return {"predictor": predictor_name, "beam_size": self.beam_size, "execution_guided": self.execution_guided, "quantize": self.quantize}
@@ -71,23 +89,10 @@ def loaded_predictor(settings: PredictionSettings, device: str | None = None, th
 def load(settings: PredictionSettings, device: str, threads: int | None) -> LoadedPredictor:
     import torch
 
-    from toolkit import load_predictor
-    from toolkit.cli_options import guided
-
     if threads:
         torch.set_num_threads(threads)
     keep_freed_memory()
-    predictor = load_predictor(
-        settings.archive,
-        settings.predictor,
-        device=device,
-        beam_size=settings.beam_size,
-        include_package=settings.include,
-        ensemble=settings.ensemble,
-        quantize=settings.quantize,
-    )
-    if settings.execution_guided:
-        predictor.search = guided(predictor.search, predictor.archive)
+    predictor = settings.load(device)
     return LoadedPredictor(predictor, settings.predictor or predictor.model.grammar.default_predictor, archive_sha256(archive_files(settings)))
 
 

@@ -95,6 +95,7 @@ class Grammar(Registrable):
     # The keys its states' features() give (``{"stack", "buffer"}``), so a model refuses a decoder that reads
     # others; None: not declared (a plugin's grammar), and not checked. See declared_state_features.
     state_features: ClassVar[frozenset[str] | None] = None
+    has_dynamic_oracle: ClassVar[bool] = False  # see dynamic_oracle
 
     @abstractmethod
     def oracle(self, example: Example) -> list[str]:
@@ -171,6 +172,14 @@ class Grammar(Registrable):
         for symbol in self.oracle(example):
             state = state.apply(symbol)
         return state
+
+    def dynamic_oracle(self, example: Example) -> Any:
+        """*example*'s dynamic oracle (``start``, a state, and ``optimal(state)``, the least-cost symbols in
+        any state reached from it), for training with exploration; ``None`` (the default): the grammar
+        has none, and training follows :meth:`oracle`. Transition systems give one where their rules
+        allow (:mod:`transition_systems.dynamic_oracle`).
+        """
+        return None
 
     def derivation_state(self, example: Example) -> State:
         """The state :meth:`derive` replays gold symbols from: :meth:`initial_state`, unless the grammar

@@ -5,6 +5,7 @@ forcing on the oracle's symbols; prediction runs a :class:`~toolkit.decoding.Sea
 grammar's state machine, so outputs are always well-formed.
 """
 
+import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ from torch import nn
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
 from toolkit.decoding import GreedySearch, Search
+from toolkit.decoding.exploration import Exploration, explore
 from toolkit.device import move_to_device
 from toolkit.errors import ConfigurationError
 from toolkit.from_params import NonNegativeFloat, Probability
@@ -25,6 +27,8 @@ from toolkit.models.word_model import WordModel, pad, token_loss
 from toolkit.modules.decoders import Decoder, DecoderCache
 from toolkit.modules.encoders import Seq2SeqEncoder
 from toolkit.modules.tag_heads import IGNORED, TagHeads
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -54,6 +58,9 @@ class EncoderDecoder(WordModel):
         must alias the two namespaces (``"namespace_aliases": {"symbols": "tokens"}``).
     tie_output_embeddings : the output projection reuses the target embedding matrix.
     label_smoothing : the epsilon of label-smoothed cross-entropy (Szegedy et al., 2016).
+    exploration : train on the model's own paths, taught by the grammar's dynamic oracle
+        (:mod:`toolkit.decoding.exploration`; Goldberg & Nivre, 2012); a grammar without one trains
+        on its static oracle, with a warning.
     tag_weight, tag_dropout : where the grammar's results carry word tags (a parser's
         ``grammar.tags``), the weight of their classifiers' loss beside the symbols' and the dropout
         before them (:mod:`toolkit.modules.tag_heads`); the tags come from the encoding the search
@@ -74,6 +81,7 @@ class EncoderDecoder(WordModel):
         label_smoothing: Probability = 0.1,
         tag_weight: NonNegativeFloat = 1.0,
         tag_dropout: Probability = 0.2,
+        exploration: Exploration | None = None,
         **words: Any,
     ):
         super().__init__(vocab, encoder, **words)
@@ -114,6 +122,13 @@ class EncoderDecoder(WordModel):
         self.tag_heads = TagHeads(tag_sets, dim, tag_dropout) if tag_sets else None
         self.tag_weight = tag_weight
         self.encoded_tags: tuple[dict[str, torch.Tensor], torch.Tensor] | None = None  # see take_tag_distributions
+        if exploration is not None and not grammar.has_dynamic_oracle:
+            logger.warning(
+                "grammar %r has no dynamic oracle: model.exploration is off, and training follows its static oracle", type(grammar).registered_name()
+            )
+            exploration = None
+        self.exploration, self.exploring = exploration, False
+        self.explored_steps = self.steps_off_gold = 0  # this epoch's, for the log
 
     def embedding_tables(self) -> list[nn.Embedding]:
         return list({id(e): e for e in (self.source_embedding, self.target_embedding) if e is not None}.values())
@@ -127,6 +142,8 @@ class EncoderDecoder(WordModel):
             indexed["target"] = self.vocab.indices(derivation.symbols, TARGET)
             if self.decoder.uses_features:
                 indexed["features"] = self.decoder.index_features(derivation.features)
+            if self.exploration is not None:
+                indexed["oracle"] = self.grammar.dynamic_oracle(example)
             if self.tag_heads is not None:
                 indexed["tags"] = self.tag_heads.index({field: self.grammar.word_tags(example, field) for field in self.tag_heads.tag_sets})
         return indexed
@@ -138,14 +155,25 @@ class EncoderDecoder(WordModel):
             batch["target_out"] = pad([item["target"] for item in indexed], self.pad_index)
             if self.decoder.uses_features:
                 batch["features"] = [item["features"] for item in indexed]
+            if all("oracle" in item for item in indexed):
+                batch["oracles"] = [item["oracle"] for item in indexed]
             if self.tag_heads is not None:
                 batch["tags"] = {field: pad([item["tags"][field] for item in indexed], IGNORED) for field in self.tag_heads.tag_sets}
         return batch
 
     # ---------------------------------------------------------------- training
 
+    def start_epoch(self, epoch: int) -> None:
+        if self.explored_steps:
+            share = self.steps_off_gold / self.explored_steps
+            logger.info("exploration: %d steps on the model's own paths, %.1f%% of them off the optimal ones", self.explored_steps, 100 * share)
+        self.explored_steps = self.steps_off_gold = 0
+        self.exploring = self.exploration is not None and self.exploration.active(epoch)
+
     def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        """Teacher-forced loss; also the counts behind token accuracy."""
+        """Teacher-forced loss (on the model's own path when exploring); also the counts behind token accuracy."""
+        if self.training and self.exploring and "oracles" in batch:
+            batch = self.explored(batch)
         memory, memory_mask = self.encode(self.drop_words(batch["source"]), batch)
         features = self.decoder.batch_features(batch["features"], memory.device) if self.decoder.uses_features else None
         hidden = self.decoder(self.target_embedding(batch["target_in"]) * self.embedding_scale, memory, memory_mask, features)
@@ -153,6 +181,19 @@ class EncoderDecoder(WordModel):
         if self.tag_heads is not None:
             output["loss"] = output["loss"] + self.tag_weight * self.tag_heads.loss(memory, batch["tags"])
         return output
+
+    def explored(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """*batch* with the path the model itself takes and the dynamic oracle's targets along it, in place of the static oracle's."""
+        paths = explore(self, batch, batch["oracles"], self.exploration.probability)
+        device = batch["target_out"].device
+        explored = dict(batch)
+        explored["target_in"] = pad([[self.bos_index] + taken[:-1] for taken in paths.taken], self.pad_index).to(device)
+        explored["target_out"] = pad(paths.targets, self.pad_index).to(device)
+        if self.decoder.uses_features:
+            explored["features"] = [self.decoder.index_features(steps) for steps in paths.features]
+        self.explored_steps += sum(map(len, paths.taken))
+        self.steps_off_gold += paths.left_gold
+        return explored
 
     # ---------------------------------------------------------------- decoding (the IncrementalModel protocol)
 

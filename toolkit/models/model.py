@@ -72,6 +72,9 @@ class Model(nn.Module, Registrable):
     def predict(self, examples: Sequence[Example], search: Any = None) -> list[Any]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def start_epoch(self, epoch: int) -> None:
+        """Called by the trainer before each training epoch (0-based), for what changes with the epoch (exploration)."""
+
     def parameter_groups(self) -> list[dict[str, Any]]:
         """Optimizer parameter groups with settings of their own (a fine-tuned transformer's learning rate).
 

@@ -271,6 +271,7 @@ class GradientDescentTrainer(Trainer, Validation):
         """
         epoch_start, filled = time.perf_counter(), cache_fill_seconds(run.model)
         run.sampler.set_epoch(epoch)
+        run.model.start_epoch(epoch)
         results: dict[str, Any] = {"epoch": epoch, **self.train_epoch(run, epoch, run.distributed.shard(list(run.sampler)))}
         if preprocessing_seconds:
             results["data_seconds"] = round(results["data_seconds"] + preprocessing_seconds, 2)

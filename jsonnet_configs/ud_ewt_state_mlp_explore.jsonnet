@@ -1,0 +1,14 @@
+// The fast hashed parser (ud_ewt_state_mlp_hashed.jsonnet) trained as Kiperwasser & Goldberg (2016)
+// and spaCy train theirs: arc-hybrid transitions, whose dynamic oracle knows the best action from
+// any configuration, and training with exploration (Goldberg & Nivre, 2012). After the first
+// epoch on the static oracle's path, each batch is parsed by the model itself, following its own
+// prediction at 90% of the steps, and every step is taught the best action from where the model
+// stands (toolkit.decoding.exploration).
+//
+//   toolkit train jsonnet_configs/ud_ewt_state_mlp_explore.jsonnet -s runs/ewt_explore -o '{"trainer.max_minutes": 60}'
+local base = import 'ud_ewt_state_mlp_hashed.jsonnet';
+
+base {
+  grammar+: { type: 'arc_hybrid' },
+  model+: { exploration: { probability: 0.9, after_epochs: 1 } },
+}

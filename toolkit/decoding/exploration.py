@@ -1,0 +1,97 @@
+"""Training with exploration (Goldberg & Nivre, 2012): the parser walks its own path, and the dynamic
+oracle says at every step what would have been best from there.
+
+Teacher forcing trains a parser only on configurations the gold path passes through; once it errs
+at test time it is somewhere it has never been. With exploration, each training batch is first
+decoded greedily by the model itself (no gradients, dropout off): at every step the model's best
+action is taken with probability *p*, else the best action the dynamic oracle calls optimal. The
+target of every step is the optimal action the model scores highest (the "non-deterministic
+oracle"), and the model then trains on that path and those targets by teacher forcing, with the
+loss and the decoder it always has. spaCy's parser trains the same way, always following its own
+predictions (``p = 1``).
+
+The first epochs follow the static oracle (*after_epochs*; Goldberg & Nivre's *k*): a random
+model's path teaches little. A grammar without a dynamic oracle (arc-standard, AMR) trains on its
+static oracle, and the model says so when it is built.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+
+from toolkit.from_params import FromParams, NonNegativeInt, Probability
+
+
+class Exploration(FromParams):
+    """When and how far training leaves the gold path (see the module docstring).
+
+    Args:
+        probability: how often a step takes the model's own prediction rather than the best optimal
+            action (Goldberg & Nivre's *p*, 0.9; 1.0 is spaCy's).
+        after_epochs: how many epochs train on the static oracle's path first (their *k*, 1).
+    """
+
+    def __init__(self, probability: Probability = 0.9, after_epochs: NonNegativeInt = 1):
+        self.probability, self.after_epochs = probability, after_epochs
+
+    def active(self, epoch: int) -> bool:
+        return epoch >= self.after_epochs
+
+
+class ExploredPaths:
+    """Each example's explored path: the symbols taken, the targets taught, and the state features before each step."""
+
+    def __init__(self, size: int):
+        self.taken: list[list[int]] = [[] for _ in range(size)]
+        self.targets: list[list[int]] = [[] for _ in range(size)]
+        self.features: list[list[Mapping[str, Any]]] = [[] for _ in range(size)]
+        self.left_gold = 0  # steps whose taken action was not optimal
+
+
+@torch.no_grad()
+def explore(model: Any, batch: dict[str, Any], oracles: Sequence[Any], probability: float) -> ExploredPaths:
+    """Decode *batch* greedily from each oracle's start state, taking the model's best action with
+    *probability* and else the best optimal one; record every step. *model* is an
+    :class:`~toolkit.models.encoder_decoder.EncoderDecoder` (the search protocol, and ``allowed_row``).
+    """
+    was_training = model.training
+    model.eval()
+    try:
+        return _explore(model, batch, oracles, probability)
+    finally:
+        model.train(was_training)
+
+
+def _explore(model: Any, batch: dict[str, Any], oracles: Sequence[Any], probability: float) -> ExploredPaths:
+    states = [oracle.start for oracle in oracles]
+    paths = ExploredPaths(len(states))
+    device = batch["source"].device
+    context = model.start_decoding(batch, True)
+    active = list(range(len(states)))
+    prefix = torch.full((len(states), 1), model.bos_index, dtype=torch.long, device=device)
+    limit = 4 * batch["target_out"].size(1) + 8  # a transition system's parses take 2n steps; this bounds any other
+    for _ in range(limit):
+        keep = [row for row, i in enumerate(active) if not states[i].is_final()]
+        if not keep:
+            break
+        if len(keep) < len(active):
+            index = torch.tensor(keep, device=device)
+            context, prefix, active = context.reorder(index), prefix[index], [active[row] for row in keep]
+        row_states = [states[i] for i in active]
+        log_probs, context = model.decode_step(prefix, context, row_states)
+        allowed = model.allowed_mask(row_states)
+        optimal = torch.stack([model.allowed_row(oracles[i].optimal(states[i])) for i in active]).to(device) & allowed
+        optimal |= allowed & ~optimal.any(dim=-1, keepdim=True)  # no optimal symbol in the vocabulary: any allowed one
+        scores = log_probs.masked_fill(~allowed, float("-inf"))
+        predicted, target = scores.argmax(dim=-1), scores.masked_fill(~optimal, float("-inf")).argmax(dim=-1)
+        follow = torch.rand(len(active)) < probability
+        chosen = torch.where(follow.to(device), predicted, target)
+        paths.left_gold += int((~optimal.gather(1, chosen[:, None])).sum())
+        for i, state, symbol, chosen_id, target_id in zip(active, row_states, model.symbols(chosen.tolist()), chosen.tolist(), target.tolist()):
+            paths.features[i].append(state.features())
+            paths.taken[i].append(chosen_id)
+            paths.targets[i].append(target_id)
+            states[i] = state.apply(symbol)
+        prefix = torch.cat([prefix, chosen[:, None]], dim=1)
+    return paths
