@@ -18,6 +18,10 @@
 //     -o '{"grammar.labeled_shift_words": 100}'
 // Other options: "model.decoder.masked_layers": [0] (masks in the first layer only),
 // "model.decoder.position_embeddings": false, "grammar.type": "arc_swap" (non-projective trees).
+//
+// Budgets (the 2-core CI machine's CPU, and a lent GPU where one was):
+//   CPU: 30 epochs in 45 min, 2 threads, with a 300-step warmup (2026-11-24): test LAS 77.7, beam 5.
+//   GPU: one H100, 7 epochs in 2.5 min: test LAS 70.6, greedy.
 local data_root = std.extVar('DATA_ROOT');
 local dim = 256;
 local layers = 3;

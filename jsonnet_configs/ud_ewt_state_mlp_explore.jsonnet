@@ -6,6 +6,10 @@
 // stands (toolkit.decoding.exploration).
 //
 //   toolkit train jsonnet_configs/ud_ewt_state_mlp_explore.jsonnet -s runs/ewt_explore -o '{"trainer.max_minutes": 60}'
+//
+// Budgets (the 2-core CI machine's CPU, and a lent GPU where one was):
+//   CPU: see docs/experiments/dependency.md#dynamic-oracle-and-exploration.
+//   GPU: not measured yet.
 local base = import 'ud_ewt_state_mlp_hashed.jsonnet';
 
 base {
