@@ -230,6 +230,24 @@ def test_a_frozen_transformer_reads_each_training_sentence_once_and_gives_the_sa
     assert embedder(bert_dir, freeze=False).cache is None
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_a_half_precision_cache_keeps_half_the_bytes_and_gives_float32_vectors_close_to_the_full_ones(bert_dir, dtype):
+    full = embedder(bert_dir, layers="all", pooling="mean").train()
+    half = embedder(bert_dir, layers="all", pooling="mean", cache_dtype=dtype).train()
+    short = ["dogs", "run"]
+    expected = embed(full, SENTENCE, short)
+    embed(half, SENTENCE, short)  # fills the cache
+    again = embed(half, SENTENCE, short)  # read from it
+    assert again.dtype == torch.float32
+    size = lambda cache: sum(t.numel() * t.element_size() for t in cache.values())  # noqa: E731
+    assert {t.dtype for t in half.cache.values()} == {getattr(torch, dtype)} and 2 * size(half.cache) == size(full.cache)
+    tolerance = 1e-2 if dtype == "bfloat16" else 2e-3  # 8 and 11 significant bits
+    torch.testing.assert_close(again, expected, atol=tolerance, rtol=tolerance)
+    assert not torch.equal(again, expected)  # really rounded
+    with pytest.raises(ConfigurationError, match="cache_dtype"):
+        embedder(bert_dir, cache_dtype="int8")
+
+
 def test_validation_sentences_are_cached_while_the_trainer_validates_and_prediction_ones_never(bert_dir):
     cached = embedder(bert_dir, layers="all", pooling="mean").eval()
     model = torch.nn.Sequential(torch.nn.ModuleDict({"minilm": cached}))  # found however deep it sits

@@ -27,6 +27,8 @@ from toolkit.modules.token_embedders.transformer_loading import (  # noqa: F401 
     load_transformer,
 )
 
+HALF_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}  # what a frozen transformer's cache may keep its vectors in
+
 
 @TokenEmbedder.register("pretrained_transformer")
 class PretrainedTransformerEmbedder(TokenEmbedder):
@@ -62,6 +64,9 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         layers × width floats (EWT with MiniLM: 229,000 × 7 × 384, 2.5 GB). The trainer marks
         validation with :attr:`cache_in_eval`; other sentences seen in eval mode (prediction,
         ``toolkit evaluate``) are read through the transformer and never kept, so serving does not grow.
+    cache_dtype : ``"float16"`` or ``"bfloat16"``: the cache keeps its vectors in half precision,
+        half the memory, and widens them to float32 before the mix; ``null`` (the default): as the
+        transformer computed them.
     archive : what a model archive keeps of the transformer. ``"copy"`` (the default): its weights,
         config and tokenizer, so the archive loads on a machine without *model_name* (MiniLM adds
         87 MB). ``"reference"`` (frozen only): its name and its weight files' SHA-256; loading reads
@@ -95,6 +100,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         dropout: Probability = 0.0,
         tokenizer_kwargs: dict[str, Any] | None = None,
         cache: bool = True,
+        cache_dtype: Literal["float16", "bfloat16"] | None = None,
         archive: Literal["copy", "reference"] = "copy",
         unstem: bool = False,
     ):
@@ -142,6 +148,9 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         self.output_dim = projection_dim or hidden_size
         self.unstemmed = unstemmed_words(self.tokenizer.get_vocab()) if unstem else None
         self.cache: dict[tuple[tuple[int, ...], tuple[int, ...]], torch.Tensor] | None = {} if freeze and cache else None
+        if cache_dtype is not None and cache_dtype not in HALF_DTYPES:
+            raise ConfigurationError(f"must be 'float16', 'bfloat16' or null, got {cache_dtype!r}", key="cache_dtype")
+        self.cache_dtype = HALF_DTYPES.get(cache_dtype)
         self.cache_in_eval = False  # set by the trainer while it validates: the validation set recurs every epoch
         self.cache_fill_seconds = 0.0  # spent computing what the cache keeps: the trainer's time budget leaves it out of an epoch's pace
         if freeze:
@@ -208,9 +217,14 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
             width, length = max(num_pieces[row] for row in missing), max(num_words[row] for row in missing)
             computed = self.word_layers(piece_ids[index, :width], piece_counts[index, :length])
             for i, row in enumerate(missing):
-                self.cache[keys[row]] = computed[i, : num_words[row]].clone()  # not a view: the batch it came from may go
+                kept = computed[i, : num_words[row]]
+                self.cache[keys[row]] = (
+                    kept.clone() if self.cache_dtype is None else kept.to(self.cache_dtype, copy=True)
+                )  # a copy: the batch it came from may go
             self.cache_fill_seconds += time.perf_counter() - start
         layers = nn.utils.rnn.pad_sequence([self.cache[key] for key in keys], batch_first=True)  # (B, longest, K, H)
+        if self.cache_dtype is not None:
+            layers = layers.float()
         return nn.functional.pad(layers, (0, 0, 0, 0, 0, piece_counts.size(1) - layers.size(1)))  # to the batch's S
 
     def word_layers(self, piece_ids: torch.Tensor, piece_counts: torch.Tensor) -> torch.Tensor:
