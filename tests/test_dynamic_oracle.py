@@ -76,7 +76,7 @@ def test_arc_hybrid_optimal_actions_are_exactly_those_that_lose_nothing(heads, d
 
 
 def test_arc_hybrid_costs_by_hand():
-    """ "She ate the fish" after SHIFT She, SHIFT ate: stack [root, She, ate], buffer [the, fish]."""
+    """The sentence "She ate the fish" after SHIFT She and SHIFT ate: stack [root, She, ate], buffer [the, fish]."""
     oracle = system("arc_hybrid").dynamic_oracle(FISH)
     config = oracle.start.apply("SHIFT").apply("SHIFT")
     costs = {kind: cost for kind, cost, *_ in oracle.system.action_costs(config, oracle.gold)}
@@ -169,7 +169,10 @@ def test_the_model_explores_from_the_epoch_its_config_names_and_never_when_valid
     assert model.explored_steps == 0
     model.start_epoch(1)
     torch.manual_seed(1)
+    encodings, encode = [], model.encode
+    model.encode = lambda *args: encodings.append(1) or encode(*args)
     loss = model(batch)["loss"]
+    assert len(encodings) == 1  # the path is explored from the encoding the step trains on
     assert model.explored_steps == sum(len(o.start.buffer) * 2 for o in batch["oracles"])  # arc-hybrid: 2n steps each
     loss.backward()
     assert torch.isfinite(loss) and loss.item() != static["loss"].item()

@@ -3,7 +3,8 @@ oracle says at every step what would have been best from there.
 
 Teacher forcing trains a parser only on configurations the gold path passes through; once it errs
 at test time it is somewhere it has never been. With exploration, each training batch is first
-decoded greedily by the model itself (no gradients, dropout off): at every step the model's best
+decoded greedily by the model itself, from the encoding the batch trains on (so the encoder runs
+once), without gradients and with the decoder's dropout off: at every step the model's best
 action is taken with probability *p*, else the best action the dynamic oracle calls optimal. The
 target of every step is the optimal action the model scores highest (the "non-deterministic
 oracle"), and the model then trains on that path and those targets by teacher forcing, with the
@@ -50,24 +51,25 @@ class ExploredPaths:
 
 
 @torch.no_grad()
-def explore(model: Any, batch: dict[str, Any], oracles: Sequence[Any], probability: float) -> ExploredPaths:
+def explore(model: Any, batch: dict[str, Any], oracles: Sequence[Any], probability: float, encoded: Any = None) -> ExploredPaths:
     """Decode *batch* greedily from each oracle's start state, taking the model's best action with
     *probability* and else the best optimal one; record every step. *model* is an
-    :class:`~toolkit.models.encoder_decoder.EncoderDecoder` (the search protocol, and ``allowed_row``).
+    :class:`~toolkit.models.encoder_decoder.EncoderDecoder` (the search protocol, and ``allowed_row``);
+    *encoded*, the batch's ``(memory, mask)`` if the caller has it (else it is encoded here).
     """
     was_training = model.training
     model.eval()
     try:
-        return _explore(model, batch, oracles, probability)
+        return _explore(model, batch, oracles, probability, encoded)
     finally:
         model.train(was_training)
 
 
-def _explore(model: Any, batch: dict[str, Any], oracles: Sequence[Any], probability: float) -> ExploredPaths:
+def _explore(model: Any, batch: dict[str, Any], oracles: Sequence[Any], probability: float, encoded: Any) -> ExploredPaths:
     states = [oracle.start for oracle in oracles]
     paths = ExploredPaths(len(states))
     device = batch["source"].device
-    context = model.start_decoding(batch, True)
+    context = model.start_decoding(batch, True, encoded)
     active = list(range(len(states)))
     prefix = torch.full((len(states), 1), model.bos_index, dtype=torch.long, device=device)
     limit = 4 * batch["target_out"].size(1) + 8  # a transition system's parses take 2n steps; this bounds any other

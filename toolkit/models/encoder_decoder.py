@@ -172,9 +172,9 @@ class EncoderDecoder(WordModel):
 
     def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         """Teacher-forced loss (on the model's own path when exploring); also the counts behind token accuracy."""
-        if self.training and self.exploring and "oracles" in batch:
-            batch = self.explored(batch)
         memory, memory_mask = self.encode(self.drop_words(batch["source"]), batch)
+        if self.training and self.exploring and "oracles" in batch:
+            batch = self.explored(batch, (memory.detach(), memory_mask))
         features = self.decoder.batch_features(batch["features"], memory.device) if self.decoder.uses_features else None
         hidden = self.decoder(self.target_embedding(batch["target_in"]) * self.embedding_scale, memory, memory_mask, features)
         output = token_loss(self.output_projection(hidden), batch["target_out"], self.label_smoothing)
@@ -182,9 +182,11 @@ class EncoderDecoder(WordModel):
             output["loss"] = output["loss"] + self.tag_weight * self.tag_heads.loss(memory, batch["tags"])
         return output
 
-    def explored(self, batch: dict[str, Any]) -> dict[str, Any]:
-        """*batch* with the path the model itself takes and the dynamic oracle's targets along it, in place of the static oracle's."""
-        paths = explore(self, batch, batch["oracles"], self.exploration.probability)
+    def explored(self, batch: dict[str, Any], encoded: tuple[torch.Tensor, torch.Tensor]) -> dict[str, Any]:
+        """*batch* with the path the model itself takes from its *encoded* source and the dynamic oracle's
+        targets along it, in place of the static oracle's.
+        """
+        paths = explore(self, batch, batch["oracles"], self.exploration.probability, encoded)
         device = batch["target_out"].device
         explored = dict(batch)
         explored["target_in"] = pad([[self.bos_index] + taken[:-1] for taken in paths.taken], self.pad_index).to(device)
@@ -197,9 +199,10 @@ class EncoderDecoder(WordModel):
 
     # ---------------------------------------------------------------- decoding (the IncrementalModel protocol)
 
-    def start_decoding(self, batch: dict[str, Any], use_cache: bool) -> EncoderDecoderContext:
-        memory, mask = self.encode(batch["source"], batch)
-        if self.tag_heads is not None:
+    def start_decoding(self, batch: dict[str, Any], use_cache: bool, encoded: tuple[torch.Tensor, torch.Tensor] | None = None) -> EncoderDecoderContext:
+        """The search's context for *batch*: its source encoded here, or *encoded* already (exploration's, during training)."""
+        memory, mask = encoded or self.encode(batch["source"], batch)
+        if self.tag_heads is not None and encoded is None:
             self.encoded_tags = self.tag_heads.distributions(memory), mask
         if use_cache:  # the cache holds what the decoder reads of the source: reorders need not copy the memory too
             return EncoderDecoderContext(None, None, self.decoder.start(memory, mask))
