@@ -186,3 +186,12 @@ def test_a_grammar_without_a_dynamic_oracle_trains_on_its_static_one_and_says_so
     model, batch = tiny_parser("arc_standard")
     assert model.exploration is None and "oracles" not in batch
     assert "'arc_standard' has no dynamic oracle" in caplog.text
+
+
+def test_an_oracle_survives_pickling_as_data_loader_workers_and_the_index_cache_need():
+    import pickle
+
+    oracle = system("arc_hybrid").dynamic_oracle(FISH)
+    copy = pickle.loads(pickle.dumps(oracle))
+    config = copy.start.apply("SHIFT")
+    assert copy.optimal(config) == oracle.optimal(oracle.start.apply("SHIFT"))
