@@ -3,7 +3,7 @@ r"""What a frozen transformer's word-vector cache costs in memory, kept in full 
 A frozen ``pretrained_transformer`` embedder keeps every training sentence's per-layer word vectors
 after the first epoch (``cache``). This fills that cache for the first ``--sentences`` of EWT's
 training split once per ``cache_dtype`` (as computed, ``float16``, ``bfloat16``) and reports the
-bytes it holds, per word and scaled to the whole split (204,585 words), and how far the half-precision vectors, mixed as the model mixes them, are
+bytes it holds, per word and scaled to the whole split (204,577 words), and how far the half-precision vectors, mixed as the model mixes them, are
 from the full ones (relative to their norm). All in this one process; the transformer's weights
 are loaded once per row.
 
@@ -22,7 +22,7 @@ from toolkit.data.ud_treebanks import find_treebank
 from toolkit.modules.token_embedders import TokenEmbedder
 from toolkit.params import PACKAGED_MODELS, data_root, packaged_model
 
-EWT_TRAIN_WORDS = 204_585
+EWT_TRAIN_WORDS = 204_577
 
 
 def fill(model_name: str, layers, dtype: str | None, sentences: list[list[str]], batch_size: int):
