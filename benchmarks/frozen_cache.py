@@ -3,9 +3,9 @@ r"""What a frozen transformer's word-vector cache costs in memory, kept in full 
 A frozen ``pretrained_transformer`` embedder keeps every training sentence's per-layer word vectors
 after the first epoch (``cache``). This fills that cache for the first ``--sentences`` of EWT's
 training split once per ``cache_dtype`` (as computed, ``float16``, ``bfloat16``) and reports the
-bytes it holds, per word and scaled to the whole split (204,577 words), and how far the half-precision vectors, mixed as the model mixes them, are
-from the full ones (relative to their norm). All in this one process; the transformer's weights
-are loaded once per row.
+bytes it holds, per word and scaled to the whole split (204,577 words), and how far the
+half-precision vectors, mixed as the model mixes them, are from the full ones (relative to their
+norm). All in this one process; the transformer's weights are loaded once per row.
 
     python benchmarks/frozen_cache.py [--model-name $MINILM] [--layers all] [--sentences 2000]
     python benchmarks/frozen_cache.py --model-name ~/.cache/toolkit-models/all-mpnet-base-v2 --layers 0,2,4,6,8,10,12
