@@ -7,7 +7,9 @@ other genres' (in domain). Each ``--config`` is trained on the split (``toolkit 
 file the held-out genre's, with ``--minutes`` as ``trainer.max_minutes``) and spaCy's efficiency
 recipe too (``benchmarks/spacy_ud.py``, as EWT's frontier anchor is trained); then every parser is
 scored on both test files (gold words; LAS with full relations, punctuation included) and the
-table gives the drop. A trained parser or pipeline already in the output folder is reused.
+table gives the drop. ``--variant NAME=JSON`` trains every config once more with those overrides
+(``--variant dropout30='{"model.source_token_dropout": 0.3}'``), into ``CONFIG_NAME``: the way to
+measure a lever against its baseline. A trained parser or pipeline already in the output folder is reused.
 
     pip install "parsing-toolkit[spacy]"
     python benchmarks/genre_split.py --hold-out reviews --output runs/genre_reviews \
@@ -59,10 +61,11 @@ def split(hold_out: str, folder: Path) -> dict[str, Path]:
     return paths
 
 
-def train_ours(config: Path, output: Path, files: dict[str, Path], minutes: float) -> Path:
+def train_ours(config: Path, output: Path, files: dict[str, Path], minutes: float, variant: dict | None = None) -> Path:
     archive = output / "model.tar.gz"
     if not archive.exists():
         overrides = {
+            **(variant or {}),
             "train_data_path": str(files["train"]),
             "validation_data_path": str(files["dev"]),
             "test_data_path": str(files["test_out"]),
@@ -71,6 +74,18 @@ def train_ours(config: Path, output: Path, files: dict[str, Path], minutes: floa
         command = [sys.executable, "-m", "toolkit", "train", str(config), "-s", str(output), "-f", "-o", json.dumps(overrides)]
         subprocess.run(command, check=True, env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"))
     return archive
+
+
+def variant(text: str) -> tuple[str, dict]:
+    """``NAME=JSON`` -> (name, overrides)."""
+    name, _, overrides = text.partition("=")
+    try:
+        value = json.loads(overrides)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"--variant {text!r}: not NAME=JSON ({error})") from None
+    if not name or not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"--variant {text!r}: not NAME=JSON with a JSON object")
+    return name, value
 
 
 def main() -> None:
@@ -82,13 +97,18 @@ def main() -> None:
     parser.add_argument("--no-spacy", action="store_true")
     parser.add_argument("--beam-size", type=int, default=5)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--variant", action="append", default=[], type=variant, help="NAME=JSON: every config again with these overrides")
+    parser.add_argument("--only-variants", action="store_true", help="train and score only the variants (baselines scored before)")
     args = parser.parse_args()
     torch.set_num_threads(1)
 
     files = split(args.hold_out, args.output / "data")
     parsers = {}
     for config in args.config:
-        parsers.update(our_parsers(str(train_ours(config, args.output / config.stem, files, args.minutes)), args.beam_size, False, 8192))
+        runs = [] if args.only_variants else [(config.stem, None)]
+        runs += [(f"{config.stem}_{name}", overrides) for name, overrides in args.variant]
+        for run, overrides in runs:
+            parsers.update(our_parsers(str(train_ours(config, args.output / run, files, args.minutes, overrides)), args.beam_size, False, 8192))
     if not args.no_spacy:
         from spacy_ud import load, train
 

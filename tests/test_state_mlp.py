@@ -72,7 +72,7 @@ def test_configuration_errors_name_the_key():
         StateMlpDecoder(8, stack=-1)
 
 
-@pytest.mark.parametrize("config", ["ud_ewt_state_mlp", "ud_ewt_state_mlp_hashed"])
+@pytest.mark.parametrize("config", ["ud_ewt_state_mlp", "ud_ewt_state_mlp_hashed", "ud_ewt_state_mlp_explore", "ud_ewt_state_mlp_distilled"])
 def test_the_fast_ewt_configs_build(config):
     """The fast EWT configs build (vocabulary from three sentences) and parse to a tree."""
     from toolkit.models.model import Model
