@@ -230,6 +230,18 @@ def test_a_frozen_transformer_reads_each_training_sentence_once_and_gives_the_sa
     assert embedder(bert_dir, freeze=False).cache is None
 
 
+def test_a_cache_in_memory_mapped_files_gives_the_same_vectors_and_leaves_no_file(bert_dir, tmp_path):
+    in_memory = embedder(bert_dir, layers="all", pooling="mean").train()
+    on_disk = embedder(bert_dir, layers="all", pooling="mean", cache_dir=str(tmp_path)).train()
+    short = ["dogs", "run"]
+    embed(on_disk, SENTENCE, short)  # fills the cache
+    torch.testing.assert_close(embed(on_disk, SENTENCE, short), embed(in_memory, SENTENCE, short))
+    assert len(on_disk.cache) == 2 and on_disk.cache.nbytes == in_memory.cache.nbytes > 0
+    assert list(tmp_path.iterdir()) == []  # unlinked as made: nothing to clean up, even after a crash
+    with pytest.raises(ConfigurationError, match="cache_dir"):
+        embedder(bert_dir, cache_dir=str(tmp_path / "missing"))
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_a_half_precision_cache_keeps_half_the_bytes_and_gives_float32_vectors_close_to_the_full_ones(bert_dir, dtype):
     full = embedder(bert_dir, layers="all", pooling="mean").train()
@@ -239,8 +251,8 @@ def test_a_half_precision_cache_keeps_half_the_bytes_and_gives_float32_vectors_c
     embed(half, SENTENCE, short)  # fills the cache
     again = embed(half, SENTENCE, short)  # read from it
     assert again.dtype == torch.float32
-    size = lambda cache: sum(t.numel() * t.element_size() for t in cache.values())  # noqa: E731
-    assert {t.dtype for t in half.cache.values()} == {getattr(torch, dtype)} and 2 * size(half.cache) == size(full.cache)
+    embed(full, SENTENCE, short)  # fills the full cache
+    assert {block.dtype for block in half.cache.blocks} == {getattr(torch, dtype)} and 2 * half.cache.nbytes == full.cache.nbytes
     tolerance = 1e-2 if dtype == "bfloat16" else 2e-3  # 8 and 11 significant bits
     torch.testing.assert_close(again, expected, atol=tolerance, rtol=tolerance)
     assert not torch.equal(again, expected)  # really rounded

@@ -18,6 +18,7 @@ from toolkit.modules.dropout import Dropout
 from toolkit.modules.token_embedders.scalar_mix import ScalarMix
 from toolkit.modules.token_embedders.subword_vocabulary import first_id, special_tokens, unstemmed_words
 from toolkit.modules.token_embedders.token_embedder import TokenEmbedder, pad_lists
+from toolkit.modules.token_embedders.word_vector_cache import WordVectorCache
 from toolkit.modules.token_embedders.transformer_loading import (  # noqa: F401  (archived_copies re-exported: toolkit.archive imports it from here)
     ARCHIVED_COPIES,
     TOKENIZER_PATTERNS,
@@ -67,6 +68,10 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
     cache_dtype : ``"float16"`` or ``"bfloat16"``: the cache keeps its vectors in half precision,
         half the memory, and widens them to float32 before the mix; ``null`` (the default): as the
         transformer computed them.
+    cache_dir : keep the cache in memory-mapped files in this folder (unlinked as they are made,
+        so nothing is left behind) instead of in memory: the kernel pages the vectors in and out,
+        and a cache larger than memory still trains. Either way the vectors are kept in large
+        blocks (:class:`~toolkit.modules.token_embedders.word_vector_cache.WordVectorCache`).
     archive : what a model archive keeps of the transformer. ``"copy"`` (the default): its weights,
         config and tokenizer, so the archive loads on a machine without *model_name* (MiniLM adds
         87 MB). ``"reference"`` (frozen only): its name and its weight files' SHA-256; loading reads
@@ -101,6 +106,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         tokenizer_kwargs: dict[str, Any] | None = None,
         cache: bool = True,
         cache_dtype: Literal["float16", "bfloat16"] | None = None,
+        cache_dir: str | None = None,
         archive: Literal["copy", "reference"] = "copy",
         unstem: bool = False,
     ):
@@ -147,10 +153,10 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
         self.dropout = Dropout(dropout)
         self.output_dim = projection_dim or hidden_size
         self.unstemmed = unstemmed_words(self.tokenizer.get_vocab()) if unstem else None
-        self.cache: dict[tuple[tuple[int, ...], tuple[int, ...]], torch.Tensor] | None = {} if freeze and cache else None
         if cache_dtype is not None and cache_dtype not in HALF_DTYPES:
             raise ConfigurationError(f"must be 'float16', 'bfloat16' or null, got {cache_dtype!r}", key="cache_dtype")
         self.cache_dtype = HALF_DTYPES.get(cache_dtype)
+        self.cache = WordVectorCache(self.cache_dtype, cache_dir) if freeze and cache else None
         self.cache_in_eval = False  # set by the trainer while it validates: the validation set recurs every epoch
         self.cache_fill_seconds = 0.0  # spent computing what the cache keeps: the trainer's time budget leaves it out of an epoch's pace
         if freeze:
@@ -217,10 +223,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
             width, length = max(num_pieces[row] for row in missing), max(num_words[row] for row in missing)
             computed = self.word_layers(piece_ids[index, :width], piece_counts[index, :length])
             for i, row in enumerate(missing):
-                kept = computed[i, : num_words[row]]
-                self.cache[keys[row]] = (
-                    kept.clone() if self.cache_dtype is None else kept.to(self.cache_dtype, copy=True)
-                )  # a copy: the batch it came from may go
+                self.cache[keys[row]] = computed[i, : num_words[row]]  # copied into the cache's blocks
             self.cache_fill_seconds += time.perf_counter() - start
         layers = nn.utils.rnn.pad_sequence([self.cache[key] for key in keys], batch_first=True)  # (B, longest, K, H)
         if self.cache_dtype is not None:
