@@ -18,7 +18,6 @@ from toolkit.modules.dropout import Dropout
 from toolkit.modules.token_embedders.scalar_mix import ScalarMix
 from toolkit.modules.token_embedders.subword_vocabulary import first_id, special_tokens, unstemmed_words
 from toolkit.modules.token_embedders.token_embedder import TokenEmbedder, pad_lists
-from toolkit.modules.token_embedders.word_vector_cache import WordVectorCache
 from toolkit.modules.token_embedders.transformer_loading import (  # noqa: F401  (archived_copies re-exported: toolkit.archive imports it from here)
     ARCHIVED_COPIES,
     TOKENIZER_PATTERNS,
@@ -27,6 +26,7 @@ from toolkit.modules.token_embedders.transformer_loading import (  # noqa: F401 
     keep_first_layers,
     load_transformer,
 )
+from toolkit.modules.token_embedders.word_vector_cache import WordVectorCache
 
 HALF_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}  # what a frozen transformer's cache may keep its vectors in
 

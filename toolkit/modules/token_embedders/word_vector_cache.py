@@ -8,6 +8,7 @@ few large allocations instead. With a *directory*, each block is a memory-mapped
 the kernel pages the vectors in and out, and a cache larger than memory still trains.
 """
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -72,7 +73,8 @@ class WordVectorCache:
     def mapped_block(self, numel: int, dtype: torch.dtype) -> torch.Tensor:
         """A tensor backed by a new file in the directory: its space reserved first, so a full disk
         is an error here rather than a crash (SIGBUS) when a page is first written; the file is
-        unlinked at once, so nothing is left behind, not even after a crash."""
+        unlinked at once, so nothing is left behind, not even after a crash.
+        """
         assert self.directory is not None
         descriptor, name = tempfile.mkstemp(prefix="word-vectors-", suffix=".bin", dir=self.directory)
         try:
@@ -86,8 +88,6 @@ class WordVectorCache:
             block = torch.from_file(name, shared=True, size=numel, dtype=dtype)
         finally:
             os.close(descriptor)
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(name)  # the mapping stays valid (POSIX); the space is freed when it goes
-            except OSError:
-                pass
         return block
