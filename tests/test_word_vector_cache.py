@@ -50,3 +50,11 @@ def test_a_full_disk_is_an_error_naming_the_folder_not_a_crash(tmp_path, monkeyp
         cache[key(0)] = torch.randn(2, 5)
     assert raised.value.errno == errno.ENOSPC and raised.value.filename == str(tmp_path)
     assert len(cache) == 0 and list(tmp_path.iterdir()) == []
+
+
+def test_blocks_in_memory_live_where_the_rows_do():
+    """A GPU's cache stays on the GPU (the meta device stands in for one here)."""
+    cache = WordVectorCache()
+    cache[key(0)] = torch.empty(3, 4, device="meta")
+    cache[key(1)] = torch.randn(2, 4)
+    assert cache[key(0)].device.type == "meta" and cache[key(1)].device.type == "cpu" and len(cache.blocks) == 2

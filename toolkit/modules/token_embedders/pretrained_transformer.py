@@ -226,6 +226,7 @@ class PretrainedTransformerEmbedder(TokenEmbedder):
                 self.cache[keys[row]] = computed[i, : num_words[row]]  # copied into the cache's blocks
             self.cache_fill_seconds += time.perf_counter() - start
         layers = nn.utils.rnn.pad_sequence([self.cache[key] for key in keys], batch_first=True)  # (B, longest, K, H)
+        layers = layers.to(piece_ids.device)  # from memory-mapped blocks, which live on the CPU
         if self.cache_dtype is not None:
             layers = layers.float()
         return nn.functional.pad(layers, (0, 0, 0, 0, 0, piece_counts.size(1) - layers.size(1)))  # to the batch's S

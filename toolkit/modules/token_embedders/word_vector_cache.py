@@ -23,7 +23,8 @@ Key = tuple[tuple[int, ...], tuple[int, ...]]  # a sentence: its subword ids and
 class WordVectorCache:
     """Sentence key -> (words, ...) vectors, each sentence's rows contiguous in one block.
 
-    Reading returns a view into the block: copy it before writing to it.
+    Reading returns a view into the block: copy it before writing to it. Blocks in memory live on
+    the device of the rows written; memory-mapped ones on the CPU, so readers move what they read.
     """
 
     def __init__(self, dtype: torch.dtype | None = None, directory: str | os.PathLike | None = None, block_bytes: int = 64 * 2**20):
@@ -50,8 +51,9 @@ class WordVectorCache:
         """Copy *rows* (words, ...) in, converted to the cache's dtype; a key kept already keeps its first rows."""
         if key in self.index:
             return
-        if not self.blocks or self.used + len(rows) > len(self.blocks[-1]) or self.blocks[-1].shape[1:] != rows.shape[1:]:
-            self.blocks.append(self.new_block(len(rows), rows.shape[1:], self.dtype or rows.dtype))
+        last = self.blocks[-1] if self.blocks else None
+        if last is None or self.used + len(rows) > len(last) or last.shape[1:] != rows.shape[1:] or (self.directory is None and last.device != rows.device):
+            self.blocks.append(self.new_block(len(rows), rows.shape[1:], self.dtype or rows.dtype, rows.device))
             self.used = 0
         block = self.blocks[-1]
         block[self.used : self.used + len(rows)] = rows
@@ -63,11 +65,14 @@ class WordVectorCache:
         """Bytes the kept vectors take (the blocks' unused tails left out)."""
         return sum(self.blocks[block][start : start + rows].nbytes for block, start, rows in self.index.values())
 
-    def new_block(self, at_least: int, row_shape: torch.Size, dtype: torch.dtype) -> torch.Tensor:
+    def new_block(self, at_least: int, row_shape: torch.Size, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        """Room for *at_least* rows, or a block's worth: on *device* in memory (a GPU's cache stays on
+        the GPU), on the CPU in a file.
+        """
         row_bytes = max(1, row_shape.numel() * dtype.itemsize)
         rows = max(at_least, self.block_bytes // row_bytes)
         if self.directory is None:
-            return torch.empty((rows, *row_shape), dtype=dtype)
+            return torch.empty((rows, *row_shape), dtype=dtype, device=device)
         return self.mapped_block(rows * row_shape.numel(), dtype).view(rows, *row_shape)
 
     def mapped_block(self, numel: int, dtype: torch.dtype) -> torch.Tensor:
