@@ -30,6 +30,20 @@ def test_every_linear_layer_is_quantized_and_nothing_else():
     assert quantize(nn.Linear(2, 2), None).weight is not None  # None: left as it is
 
 
+def test_each_output_row_gets_its_own_scale():
+    """A row of small weights beside one of large weights keeps its precision: one scale for the
+    whole matrix would round the small row to zero."""
+    torch.manual_seed(0)
+    layer = nn.Linear(16, 2, bias=False)
+    with torch.no_grad():
+        layer.weight[0] *= 1000
+        layer.weight[1] /= 1000
+    inputs = torch.randn(4, 16)
+    small = layer(inputs)[:, 1]
+    quantized = quantize(nn.Sequential(layer), "int8")
+    torch.testing.assert_close(quantized(inputs)[:, 1], small, atol=0, rtol=0.05)
+
+
 def test_an_unknown_scheme_is_refused():
     with pytest.raises(ConfigurationError, match=r"^--quantize must be one of int8, got 'int4'$"):
         quantize(nn.Linear(2, 2), "int4")
