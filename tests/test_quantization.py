@@ -32,7 +32,8 @@ def test_every_linear_layer_is_quantized_and_nothing_else():
 
 def test_each_output_row_gets_its_own_scale():
     """A row of small weights beside one of large weights keeps its precision: one scale for the
-    whole matrix would round the small row to zero."""
+    whole matrix would round the small row to zero.
+    """
     torch.manual_seed(0)
     layer = nn.Linear(16, 2, bias=False)
     with torch.no_grad():
