@@ -11,7 +11,11 @@
 // Budgets (the 2-core CI machine's CPU, and a lent GPU where one was):
 //   CPU: 19 epochs in 45 min on a quiet machine, the first 23 min of them (22 filling the cache) (1 thread, 2026-11-26):
 //   test LAS 91.1, beam 5. On a busy machine the cache fill alone took 50 min: give epochs, not minutes
-//   (-o '{"trainer.num_epochs": 19}'); a time budget counts the cache fill.
+//   (-o '{"trainer.num_epochs": 19}'); a time budget counts the cache fill. That command, rerun
+//   2026-11-27 beside other 1-thread runs: test LAS 91.10, 51 min (the first epoch 25.4, 23.8 of them
+//   filling the cache), peak resident memory 13.5 GB.
+//   Memory: "cache_dtype": "float16" halves the cache (4 GiB -> 2 GiB of vectors), and "cache_dir": DIR
+//   keeps it in memory-mapped files (docs/experiments/dependency.md#a-frozen-transformers-cache-precision-blocks-and-disk).
 //   GPU: not measured yet.
 local base = import 'ud_ewt_state_mlp_hashed.jsonnet';
 local minilm = import 'minilm.libsonnet';
