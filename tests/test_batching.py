@@ -142,3 +142,35 @@ def test_length_groups_cover_every_index_once_longest_first(lengths):
     firsts = [lengths[group[0]] for group in groups]
     assert firsts == sorted(firsts, reverse=True)
     assert all(0.75 * lengths[group[0]] <= lengths[i] <= lengths[group[0]] for group in groups for i in group)
+
+
+def test_predict_halves_a_batch_that_a_beam_cannot_decode_at_once_and_keeps_the_order():
+    """A beam too wide for a batch's inputs together is decoded on halves of it until it fits;
+    one input that does not fit is still the error.
+    """
+    from toolkit.data.example import Example
+    from toolkit.decoding import BeamSearch
+    from toolkit.decoding.beam import BeamTooWide
+    from toolkit.evaluation import predict
+
+    class Tight:
+        search = BeamSearch(beam_size=4)
+
+        def __init__(self, fits):
+            self.fits, self.batches = fits, []
+
+        def eval(self):
+            return self
+
+        def predict(self, examples, search=None):
+            if len(examples) > self.fits:
+                raise BeamTooWide(f"{len(examples)} do not fit")
+            self.batches.append(len(examples))
+            return [" ".join(example.tokens) for example in examples]
+
+    examples = [Example([f"w{i}"] * (1 + i % 3)) for i in range(10)]
+    model = Tight(fits=3)
+    assert predict(model, examples, max_tokens=10_000) == [" ".join(example.tokens) for example in examples]
+    assert sum(model.batches) == 10 and max(model.batches) <= 3
+    with pytest.raises(BeamTooWide):
+        predict(Tight(fits=0), examples[:2], max_tokens=10_000)

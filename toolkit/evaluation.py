@@ -9,6 +9,7 @@ from tqdm import tqdm
 
 from toolkit.data.batching import TokenBudgetBatchSampler
 from toolkit.data.example import Example
+from toolkit.decoding.beam import BeamTooWide
 from toolkit.decoding.search import Search
 from toolkit.device import move_to_device
 from toolkit.metrics.metric import Metric, check_golds
@@ -46,10 +47,24 @@ def predict(
         for indices in TokenBudgetBatchSampler(lengths, max(max_tokens // rows, 1), shuffle=False):
             if should_stop is not None and should_stop():
                 raise DecodingStopped
-            for i, prediction in zip(indices, model.predict([examples[i] for i in indices], search)):
+            for i, prediction in zip(indices, predict_halving([examples[i] for i in indices], model, search)):
                 predictions[i] = prediction
             bar.update(len(indices))
     return predictions
+
+
+def predict_halving(examples: list[Example], model: Model, search=None) -> list[Any]:
+    """``model.predict(examples, search)``, decoding half the examples at a time, recursively, where a
+    beam does not fit in memory for all of them at once: the size of a batch is no reason to fail
+    (the README's main job was refused on a machine with 6.4 GB free). One example that does not fit is an error.
+    """
+    try:
+        return list(model.predict(examples, search))
+    except BeamTooWide:
+        if len(examples) == 1:
+            raise
+    half = len(examples) // 2
+    return predict_halving(examples[:half], model, search) + predict_halving(examples[half:], model, search)
 
 
 def undecodable(model: Model, examples: Sequence[Example], search=None) -> list[Example]:

@@ -12,6 +12,12 @@ from toolkit.execution.answer_kinds import AnswerKinds
 from toolkit.from_params import PositiveInt, Probability
 
 
+class BeamTooWide(ConfigurationError):
+    """A beam that does not fit in memory for the inputs decoded together: fewer at once may fit
+    (:func:`toolkit.evaluation.predict` halves its batch before it gives up).
+    """
+
+
 class Readings(list):
     """One sentence's finished hypotheses, best first, and each one's *share*: its probability over theirs
     (the softmax of their log-probabilities), how much of what the beam found the model puts on it.
@@ -107,9 +113,7 @@ class BeamSearch(Search):
             if not out_of_memory(error):
                 raise
             del error  # its traceback holds the tensors: let them go before anything else is allocated
-        raise ConfigurationError(
-            f"decoding {rows} input(s) ran out of memory with a beam of {self.beam_size:,} (beam_size, --beam-size): a smaller beam needs less"
-        )
+        raise BeamTooWide(f"decoding {rows} input(s) ran out of memory with a beam of {self.beam_size:,} (beam_size, --beam-size): a smaller beam needs less")
 
     def _ranked(self, model, batch, states, limits=None) -> list[list]:
         beam = self.beam_size
@@ -197,7 +201,7 @@ class BeamSearch(Search):
             return
         fits = free // (inputs * per_hypothesis)
         advice = f"a beam of at most {fits:,} fits" if fits else f"not even one hypothesis per input fits for {inputs} input(s) at once"
-        raise ConfigurationError(
+        raise BeamTooWide(
             f"a beam of {self.beam_size:,} (beam_size, --beam-size) does not fit in memory: {width:,} hypotheses for each of {inputs} input(s), "
             f"up to {steps:,} steps, take about {size_text(per_hypothesis)} each, {size_text(needed)} in all, and {size_text(free)} was free on {device.type}; {advice}"
         )
