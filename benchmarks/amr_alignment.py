@@ -13,7 +13,9 @@
    only with other lemmas.
 3. The aligner against hand-made gold alignments (``tests/fixtures/amr_gold_alignments.txt``,
    23 test sentences, 155 concept nodes; ``amr_gold_alignments_entities.txt``, 20 sentences of
-   news- and biography-style text with names and dates, 117 concept nodes): precision, recall
+   news- and biography-style text with names and dates, 117 concept nodes; ``amr_gold_alignments_isi.txt``,
+   8 sentences in the style of ISI's biomedical release, markup tags in ``# ::tok`` and a name's strings
+   aligned, 47 concept nodes, scored by ISI's conventions): precision, recall
    and F1 on concept nodes, rules only and with force-alignment.
 
 Each with and without USC/ISI's dictionaries (``--dictionaries``, default DATA_ROOT/amr-dictionaries).
@@ -42,7 +44,7 @@ from toolkit.oracle import replay_oracle
 from toolkit.params import data_root
 from transition_systems.amr import AmrTransitionSystem
 from transition_systems.amr.gold_alignments import read_gold_alignments, score_aligner
-from transition_systems.amr.state import BASES, COPY_LEMMA, PRED
+from transition_systems.amr.state import PRED, SENSED_COPIES
 
 SPLITS = ("train", "dev", "test")
 REPOSITORY = Path(__file__).absolute().parents[1]
@@ -76,7 +78,7 @@ def lost_labels(fitted: AmrTransitionSystem, examples: list) -> Counter:
         state = free.initial_state(example)
         for action in free.oracle(example):
             kind, _, label = action.partition(":")
-            if (kind in (PRED, COPY_LEMMA) or kind in BASES) and action not in replace(state, system=fitted).allowed():
+            if (kind == PRED or kind in SENSED_COPIES) and action not in replace(state, system=fitted).allowed():
                 # a copy's sense or particle no training copy had is never in training, like an unseen PRED label
                 counts["never in training" if kind != PRED or label not in seen else "seen with other lemmas"] += 1
             state = state.apply(action)
@@ -90,7 +92,8 @@ def main() -> None:
     parser.add_argument("--mentions", default="auto", choices=("auto", "spacy", "rules", "none"), help="the grammar's NAME and DATE mentions")
     parser.add_argument("--held-out", type=Path, default=None, help="a PENMAN file scored as one more split (e.g. tests/fixtures/amr_entities_heldout.txt)")
     fixtures = REPOSITORY / "tests" / "fixtures"
-    parser.add_argument("--gold", type=Path, nargs="+", default=[fixtures / "amr_gold_alignments.txt", fixtures / "amr_gold_alignments_entities.txt"])
+    gold_files = ("amr_gold_alignments.txt", "amr_gold_alignments_entities.txt", "amr_gold_alignments_isi.txt")
+    parser.add_argument("--gold", type=Path, nargs="+", default=[fixtures / name for name in gold_files])
     args = parser.parse_args()
     folder = args.data or Path(data_root()) / "amr-little-prince"
     reader = DatasetReader.by_name("penman")()

@@ -246,3 +246,21 @@ def test_fit_records_the_dictionaries_frames_and_the_oracle_copies_them(dictiona
     assert rebuilt.dictionaries is None and grammar.gold(digestion) == state.result()
     assert AmrTransitionSystem().fit([digestion])["frames"] == CUE_FRAMES  # no dictionaries: the cue words' frames alone (old -> age-01)
     assert CUE_FRAMES["old"] == "age-01" and "should" not in CUE_FRAMES  # should cues obligate-01 and recommend-01
+
+
+def test_a_frames_verb_takes_another_sense_by_copy():
+    """``treatment`` is ``treat-01`` by the frames, and ``treat-03`` by ``COPY_FRAME:03``: a concept no PRED label training saw."""
+    from toolkit.data.example import Example
+
+    grammar = AmrTransitionSystem(frames={"treatment": "treat-01", "care": "care-01"}, restrict_pred_labels=False)
+    treatment = Example(["the", "treatment", "works"], penman.decode("(w / work-09 :ARG1 (t / treat-03))"), {"lemmas": ("the", "treatment", "work")})
+    actions = grammar.oracle(treatment)
+    assert "COPY_FRAME:03" in actions and not any(action.startswith("PRED:treat") for action in actions)
+    state = grammar.initial_state(treatment)
+    for action in actions:
+        if action == "COPY_FRAME:03":
+            assert "COPY_FRAME:03" in state.allowed() and "COPY_FRAME:3" not in state.allowed()  # a sense is two digits
+        state = state.apply(action)
+    assert grammar.gold(treatment) == state.result()
+    closed = AmrTransitionSystem(frames={"treatment": "treat-01"}, copy_labels=["02"])  # senses training never copied stay closed
+    assert "COPY_FRAME:03" not in closed.initial_state(treatment)._replace(cursor=1, span_end=2).allowed()

@@ -117,7 +117,8 @@ def test_a_search_stopped_by_its_limit_says_so(little_prince):
 
 
 def test_a_wrapped_up_parse_says_so():
-    grammar = AmrTransitionSystem(max_actions_per_token=1.0, max_actions_per_node=0.1, max_nodes_per_token=10.0)
+    unguarded = {"max_repeats_per_span": None, "max_actions_per_span": None}  # the budget alone: ten leaves repeat themselves
+    grammar = AmrTransitionSystem(max_actions_per_token=1.0, max_actions_per_node=0.1, max_nodes_per_token=10.0, **unguarded)
     state = grammar.initial_state(Example(["a", "b"], meta={"lemmas": ("a", "b")}))
     for action in ["COPY_LEMMA", "COPY_LEMMA", "LA:ARG0"] + ["DEPENDENT:mod:y"] * 10:  # budget: int(2 + 0.1 x 12 nodes) + 10 = 13
         state = state.apply(action)
@@ -128,3 +129,61 @@ def test_a_wrapped_up_parse_says_so():
         state.is_final()
         and penman.decode(state.result()).metadata["warning"] == "wrapped up: the parse reached its action budget (13 actions for 2 tokens and 12 nodes)"
     )
+
+
+def finish(state, limit: int = 60):
+    """Drive a parse past its last token to CLOSE by the first allowed of the moves that end it."""
+    for _ in range(limit):
+        if state.is_final():
+            return state
+        allowed = state.allowed()
+        state = state.apply(next(move for move in ("SHIFT", "CLOSE", "LA:root", "RA:mod", "REDUCE", "SWAP") if move in allowed))
+    raise AssertionError("the parse did not end")
+
+
+def test_a_span_that_repeats_itself_is_cut_and_the_parse_goes_on():
+    grammar = AmrTransitionSystem(max_repeats_per_span=2)
+    state = grammar.initial_state(Example(["a", "b"], meta={"lemmas": ("a", "b")}))
+    for _ in range(3):
+        state = state.apply("COPY_LEMMA")
+    assert state.stopped == "it made 'a' 3 times from token 0, more than grammar.max_repeats_per_span = 2"
+    assert "COPY_LEMMA" not in state.allowed() and "RA:mod" not in state.allowed() and "SHIFT" in state.allowed()
+    state = state.apply("SHIFT")
+    assert "COPY_LEMMA" in state.allowed()  # the next span is free again
+    state = finish(state.apply("COPY_LEMMA"))
+    assert penman.decode(state.result()).metadata["warning"].startswith("stopped: it made 'a' 3 times from token 0")
+    assert len(state.labels) == 4  # the cut span's nodes stay, joined into the graph
+
+
+def test_a_span_that_makes_no_progress_is_cut():
+    grammar = AmrTransitionSystem(max_actions_per_span=4, max_repeats_per_span=None)
+    state = grammar.initial_state(Example(["a", "b"], meta={"lemmas": ("a", "b")}))
+    state = state.apply("COPY_LEMMA")  # 1 action, and 3 earned by the node
+    for value in "tuvwxyz":  # leaves: 8 actions in all, past 4 + 3 for the node
+        assert not state.stopped
+        state = state.apply(f"DEPENDENT:mod:{value}")
+    assert state.stopped.startswith("it took 8 actions at token 0 for 1 nodes without moving on") and state.allowed().shift
+
+
+def test_the_oracle_is_never_cut_and_fitting_raises_the_guards():
+    """Two nodes ``x`` from one token: a grammar that allows one per span cuts a parse, never the oracle; fitted, it allows them."""
+    example = Example(["x", "y"], target=penman.decode("(a / x :ARG0 (b / x :ARG1 (c / y)))"), meta={"lemmas": ("x", "y")})
+    grammar = AmrTransitionSystem(max_repeats_per_span=1, restrict_pred_labels=False)
+    actions, status = grammar.run_oracle(example)
+    assert status == "exact" and actions[:3] == ["COPY_LEMMA", "LA:root", "COPY_LEMMA"]
+    with pytest.raises(ValueError, match="is not allowed"):
+        replayed(grammar, example, actions)
+    assert grammar.fit_caps([example]) == {"max_repeats_per_span": 3}  # 2 needed, and the margin
+    assert replayed(grammar, example, actions).result() == grammar.gold(example)
+
+
+def test_the_search_counts_the_outputs_it_stopped(little_prince, caplog):
+    examples = [example for example in little_prince["dev"] if len(example.tokens) <= 12][:6]
+    model = tiny_model(examples)
+    model.grammar.max_repeats_per_span, model.grammar.max_actions_per_span = 1, 1  # a random model trips them
+    for search in (GreedySearch(), BeamSearch(beam_size=2)):
+        with caplog.at_level("INFO", logger="toolkit.decoding.search"):
+            outputs = model.predict(examples, search)
+        stopped = sum("# ::warning stopped: " in output for output in outputs)
+        assert search.stopped == stopped > 0 and f"{stopped} of {len(examples)} outputs come from hypotheses the grammar stopped" in caplog.text
+        assert all(penman.decode(output).instances() for output in outputs)

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolkit.data import tokenization
-from toolkit.data.tokenization import lemmatize, tokenize, treebank_tokens
+from toolkit.data.tokenization import lemmatize, split_tokens, tokenize, treebank_tokens
 
 
 @pytest.fixture
@@ -86,3 +86,22 @@ def test_the_fallbacks_agree_with_spacy(monkeypatch):
     spacy_lemmas = lemmatize(tokens)
     monkeypatch.setattr(tokenization, "_pipeline", lambda: None)
     assert lemmatize.__wrapped__(tokens) == spacy_lemmas  # uncached: simplemma's
+
+
+@given(st.lists(st.text(alphabet="ab.,=\"' >/", min_size=1, max_size=6), max_size=8))
+def test_split_tokens_is_whitespace_splitting_where_no_tag_opens(words):
+    text = " ".join(words)
+    assert split_tokens(text) == text.split()  # no "<": nothing to keep whole
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('in <xref ref-type="fig" rid="F3"> Fig. 3 </xref> .', ["in", '<xref ref-type="fig" rid="F3">', "Fig.", "3", "</xref>", "."]),
+        ("a < b > c", ["a", "<", "b", ">", "c"]),  # no tag: a < opens none
+        ("<italic>BRAF</italic> and <br/>", ["<italic>BRAF</italic>", "and", "<br/>"]),  # text glued to a tag stays one token
+        ("<a href='x y'>", ["<a href='x y'>"]),
+    ],
+)
+def test_split_tokens_keeps_a_markup_tag_whole(text, expected):
+    assert split_tokens(text) == expected

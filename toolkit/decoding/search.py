@@ -84,6 +84,7 @@ class Search(Registrable):
         self.fixed_steps = max_steps is not None
         self.max_steps, self.use_cache = max_steps or DEFAULT_MAX_STEPS, use_cache
         self.cut_short = 0
+        self.stopped = 0  # outputs whose grammar cut a degenerate part of them (State.stopped)
 
     def search(
         self, model: IncrementalModel, batch: dict[str, torch.Tensor], states: Sequence[State], limits: Sequence[int] | None = None
@@ -109,6 +110,14 @@ class Search(Registrable):
             self.cut_short += short
             logger.info(
                 "%d of %d inputs reached the search's step limit unfinished; their outputs are cut short (%d so far)", short, len(states), self.cut_short
+            )
+        if stopped := sum(bool(getattr(state, "stopped", "")) for state in states):
+            self.stopped += stopped
+            logger.info(
+                "%d of %d outputs come from hypotheses the grammar stopped as degenerate (repeats, no progress; each output's warning says where); %d so far",
+                stopped,
+                len(states),
+                self.stopped,
             )
         for example, state in zip(examples, states):
             example.meta.pop(DOUBT, None)

@@ -55,7 +55,13 @@ class SymbolTable:
 
 
 class State(ABC):
-    """A partial output: the symbols decoded so far, seen through the grammar."""
+    """A partial output: the symbols decoded so far, seen through the grammar.
+
+    *stopped* says why the grammar cut a degenerate part of this output (``""``: it never did), for
+    the search to count (AMR's states cut a span that repeats itself or makes no progress).
+    """
+
+    stopped: str = ""
 
     @abstractmethod
     def allowed(self) -> Allowed:

@@ -15,8 +15,9 @@ Actions (the paper's set; a label follows the first colon):
   negates: ``illegal`` -> ``legal-02``, ``unfortunately`` -> ``fortunate``), ``COPY_NUMBER`` (the
   number the words stand for, where it is written otherwise: ``20,000`` -> ``20000``, ``twelve``
   -> ``12``, ``3 million`` -> ``3000000``, ``March`` -> ``3``; see
-  :mod:`~transition_systems.amr.numbers`), ``COPY_FRAME`` (the frame the grammar's ``frames``
-  table gives the lemma: ``digestion`` -> ``digest-01``; only where it has one); and
+  :mod:`~transition_systems.amr.numbers`), ``COPY_FRAME`` and ``COPY_FRAME:<NN>`` (the frame the grammar's ``frames``
+  table gives the lemma, or its verb with another sense: ``digestion`` -> ``digest-01``,
+  ``treatment`` -> ``treat-03``; only where it has one); and
   ``ENTITY:<type>`` (a ``<type>`` node with ``:name (name :op1 "w1" :op2 "w2" ...)`` from the span's
   tokens), ``DEMONYM`` (the entity an adjective of place stands for: ``Turkish`` -> ``(country
   :name (name :op1 "Turkey"))``, from :data:`~transition_systems.amr.lexicon.DEMONYMS`), and the
@@ -52,6 +53,7 @@ COPY_STEM, COPY_POSITIVE = "COPY_STEM", "COPY_POSITIVE"
 BASES = {COPY_STEM: derived_base, COPY_POSITIVE: positive_base}  # the copies of a base word, bare or with a sense
 PRED, ENTITY, DEMONYM, DEPENDENT, WIKI, LA, RA = "PRED", "ENTITY", "DEMONYM", "DEPENDENT", "WIKI", "LA", "RA"
 NAME, DATE = "NAME", "DATE"
+SENSED_COPIES = (COPY_LEMMA, COPY_FRAME, *BASES)  # the copies that may take a sense: COPY_FRAME:03 is the frame's verb, sense 03
 ROOT = "root"
 MAX_EDGES_BETWEEN = 2  # edges from one node to another
 ACTION_KINDS = (
@@ -85,6 +87,12 @@ PARTICLES = frozenset("up out off on in down away over back about around through
 def is_sense(label: str) -> bool:
     """A PropBank sense number as copies take it: two digits (``02``)."""
     return len(label) == 2 and label.isdigit()
+
+
+def frame_verb(frame: str) -> str:
+    """A frame without its sense: what ``COPY_FRAME:<NN>`` adds another sense to (``treat-01`` -> ``treat``)."""
+    verb, _, sense = frame.rpartition("-")
+    return verb if verb and is_sense(sense) else frame
 
 
 def is_lemma_copy(label: str, particles: frozenset[str]) -> bool:
@@ -158,7 +166,7 @@ class AmrAllowed:
             return False
         if kind == PRED:
             return self.create and (self.preds is None or label in self.preds)
-        if kind == COPY_LEMMA or kind in BASES:
+        if kind in SENSED_COPIES:
             return self._copies(kind, label)
         if kind == ENTITY:
             return self.create
@@ -175,7 +183,7 @@ class AmrAllowed:
         """Whether ``kind:label`` is an allowed copy with a sense (and a particle)."""
         if self.copies is not None and label not in self.copies:
             return False
-        if kind in BASES:
+        if kind in BASES or kind == COPY_FRAME:
             return getattr(self, BARE_SYMBOLS[kind]) and is_sense(label)
         return self.create and is_lemma_copy(label, self.particles)
 
@@ -189,7 +197,7 @@ class AmrAllowed:
             preds = table.labelled(PRED)
             yield from preds.values() if self.preds is None else (preds[label] for label in self.preds if label in preds)
             yield from table.labelled(ENTITY).values()
-            for kind in (COPY_LEMMA, *BASES):
+            for kind in SENSED_COPIES:
                 yield from (i for label, i in table.labelled(kind).items() if self._copies(kind, label))
         if self.dependent:
             yield from (i for label, i in table.labelled(DEPENDENT).items() if all(label.partition(":")[::2]))

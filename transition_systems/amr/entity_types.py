@@ -1,12 +1,24 @@
-"""Which AMR entity type a named-entity mention's ``NAME`` makes: learned from training graphs.
+"""Which AMR entity type a named-entity mention's ``NAME`` makes: a mapping from NER labels to AMR's types, refined by training.
 
-``AmrTransitionSystem.fit`` counts, for each mention whose span is the span of a gold entity's
-name, the entity's type: per name (``B-612`` -> ``planet``) and per kind of mention (``PERSON`` ->
-``person``; countries' names, which a list types, count for their names only). A mention then takes its
-name's type, else a country's where the name is one (``France``; spaCy says only ``GPE``), else its
-kind's, else :data:`~transition_systems.amr.mentions.DEFAULT_ENTITY_TYPES`.
-Only the kinds of names make one (those of ``DEFAULT_ENTITY_TYPES``): not ``DATE``, nor ``NORP`` (which
-``DEMONYM`` makes), nor numbers (``CARDINAL``: spaCy calls ``B-612`` one).
+AMR types a name by what it names, from a fixed inventory (:data:`NE_TYPES`, the AMR guidelines'
+list: ``company``, ``university``, ``city``, ``airport``, ``spaceship``, ...); NER labels name
+coarser kinds (spaCy's ``ORG`` is a company, a university and a ministry alike). A mention's type is,
+first to last:
+
+1. the type training gave this very name (``B-612`` -> ``planet`` in The Little Prince);
+2. a gazetteer's: countries (``France``; spaCy says only ``GPE``), U.S. states, continents;
+3. the type a word of the name says (:data:`CUES`, after the guidelines: ``Stanford University`` ->
+   ``university``, ``Heathrow Airport`` -> ``airport``, ``Ministry of Health`` ->
+   ``government-organization``, ``Mississippi River`` -> ``river``);
+4. the kind's type (:data:`KINDS`): its default, or what training refined it to. Training refines a
+   kind only to a type the kind can name (``ORG`` may become ``company``, never ``world-region``),
+   and only where at least :data:`MIN_NAMES` different names of the kind, none typed by 1-3, agree
+   on it in a majority: one name seen often (``Earth``, 15 times a ``LOC`` in The Little Prince) types
+   that name, not its kind. An ``ORG`` of one word that no rule types is a ``company`` (AMR's
+   commonest type for them: ``Toyota``, ``Siemens``), an acronym (``UNESCO``) an ``organization``.
+
+Only the kinds of names make one (:data:`KINDS`): not ``DATE``, nor ``NORP`` (which ``DEMONYM``
+makes), nor numbers (``CARDINAL``: spaCy calls ``B-612`` one).
 """
 
 from __future__ import annotations
@@ -15,37 +27,177 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
 from transition_systems.amr.lexicon import DEMONYMS
-from transition_systems.amr.mentions import DEFAULT_ENTITY_TYPES
+from transition_systems.amr.mentions import PROPER
 
-COUNTRIES = frozenset(name for kind, name in DEMONYMS.values() if kind == "country")
-PLACE_KINDS = frozenset({"GPE", "LOC", "PROPER"})  # kinds of mention a country's name may come as
+MIN_NAMES = 3  # different names of a kind that must agree before training changes the kind's type
+
+_ORGANIZATIONS = (
+    "organization company government-organization military criminal-organization political-party market-sector school university research-institute team league"
+)
+_PLACES = "city city-district county state province territory country local-region country-region world-region continent"
+_NATURE = "ocean sea lake river gulf bay strait canal peninsula mountain volcano valley canyon island desert forest moon planet star constellation"
+_FACILITIES = (
+    "facility airport station port tunnel bridge road railway-line building theater museum palace castle hotel worship-place market "
+    "sports-facility park zoo amusement-park hospital tower prison"
+)
+_THINGS = "product vehicle ship aircraft aircraft-type spaceship car-make work-of-art picture music show broadcast-program publication book newspaper magazine journal"
+_OTHERS = "person family animal language nationality ethnic-group regional-group religious-group political-movement event incident natural-disaster war conference game festival award law treaty"
+_BIO = "molecular-physical-entity small-molecule protein protein-family amino-acid enzyme nucleic-acid pathway gene dna-sequence cell cell-line species taxon disease"
+NE_TYPES = frozenset(" ".join((_ORGANIZATIONS, _PLACES, _NATURE, _FACILITIES, _THINGS, _OTHERS, _BIO, "location thing")).split())
+
+# per kind of mention: its type where nothing else says, and the types training may refine the kind to
+KINDS: dict[str, tuple[str, frozenset[str]]] = {
+    kind: (default, frozenset(types.split()))
+    for kind, default, types in (
+        ("PERSON", "person", "person family animal"),
+        ("ORG", "organization", _ORGANIZATIONS),
+        ("GPE", "city", _PLACES),
+        ("LOC", "world-region", f"location {_PLACES} {_NATURE}"),
+        ("FAC", "facility", _FACILITIES),
+        ("PRODUCT", "product", _THINGS),
+        ("EVENT", "event", "event incident natural-disaster war conference game festival"),
+        ("WORK_OF_ART", "work-of-art", "work-of-art picture music show broadcast-program publication book newspaper magazine journal"),
+        ("LANGUAGE", "language", "language"),
+        ("LAW", "law", "law treaty"),
+        (PROPER, "person", " ".join(sorted(NE_TYPES))),  # the rules' capitalised words: any name
+    )
+}
+
+# a word of the name that says its type (lowercased; the AMR guidelines' types, and the words news writes for them)
+CUES: dict[str, str] = {
+    word: type_
+    for type_, words in {
+        "university": "university college",
+        "school": "school academy",
+        "research-institute": "institute institution laboratory laboratories lab labs observatory",
+        "company": "company corporation corp inc ltd llc plc gmbh ag airlines airways motors press bank group holdings",
+        "political-party": "party",
+        "government-organization": "ministry department agency commission parliament congress senate government administration bureau court police",
+        "military": "army navy military",
+        "organization": "organization organisation association union federation foundation society committee council movement fund alliance nations",
+        "team": "fc",
+        "league": "league",
+        "airport": "airport",
+        "station": "station",
+        "port": "port harbor harbour",
+        "tunnel": "tunnel",
+        "bridge": "bridge",
+        "road": "road street avenue highway boulevard",
+        "museum": "museum gallery",
+        "hospital": "hospital clinic",
+        "hotel": "hotel",
+        "palace": "palace",
+        "castle": "castle",
+        "sports-facility": "stadium arena",
+        "park": "park",
+        "worship-place": "church cathedral mosque temple synagogue abbey",
+        "tower": "tower",
+        "theater": "theater theatre",
+        "zoo": "zoo",
+        "prison": "prison",
+        "river": "river",
+        "lake": "lake",
+        "sea": "sea",
+        "ocean": "ocean",
+        "mountain": "mountain mountains mount mt",
+        "island": "island islands",
+        "desert": "desert",
+        "valley": "valley",
+        "bay": "bay",
+        "gulf": "gulf",
+        "canal": "canal",
+        "peninsula": "peninsula",
+        "forest": "forest",
+        "volcano": "volcano",
+        "strait": "strait",
+        "county": "county",
+        "province": "province",
+        "city-district": "district",
+        "war": "war",
+        "festival": "festival",
+        "conference": "conference summit",
+        "game": "olympics games cup championship championships",
+        "spaceship": "spacecraft",
+    }.items()
+    for word in words.split()
+}
+CUE_OVER_KIND = frozenset({"PERSON"})  # kinds a cue does not override: ``Jack London`` stays a person
+
+_MORE_COUNTRIES = """
+Andorra|Angola|Bahamas|Bahrain|Barbados|Belize|Benin|Bhutan|Botswana|Brunei|Burkina Faso|Burundi|Cameroon|Cape Verde|
+Chad|Congo|Costa Rica|Cyprus|Djibouti|Dominica|Dominican Republic|East Timor|El Salvador|Eritrea|Eswatini|Fiji|Gabon|
+Gambia|Grenada|Guatemala|Guinea|Guyana|Haiti|Honduras|Ivory Coast|Kiribati|Kosovo|Kyrgyzstan|Laos|Lesotho|Liberia|
+Liechtenstein|Luxembourg|Madagascar|Malawi|Maldives|Mali|Malta|Mauritania|Mauritius|Moldova|Monaco|Mongolia|Montenegro|
+Mozambique|Myanmar|Namibia|Nauru|New Zealand|Nicaragua|Niger|North Korea|North Macedonia|Oman|Palau|Panama|
+Papua New Guinea|Paraguay|Samoa|San Marino|Seychelles|Sierra Leone|South Africa|South Korea|South Sudan|Sri Lanka|
+Suriname|Tajikistan|Tanzania|Togo|Tonga|Trinidad and Tobago|Turkmenistan|Tuvalu|United Arab Emirates|United Kingdom|
+United States|Uruguay|Vanuatu|Vatican City|Zambia|America|UK|U.K.|US|U.S.|USA|U.S.A.
+"""
+_STATES = """
+Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|Delaware|Florida|Hawaii|Idaho|Illinois|Indiana|Iowa|
+Kansas|Kentucky|Louisiana|Maine|Maryland|Massachusetts|Michigan|Minnesota|Mississippi|Missouri|Montana|Nebraska|Nevada|
+New Hampshire|New Jersey|New Mexico|North Carolina|North Dakota|Ohio|Oklahoma|Oregon|Pennsylvania|Rhode Island|
+South Carolina|South Dakota|Tennessee|Texas|Utah|Vermont|Virginia|West Virginia|Wisconsin|Wyoming
+"""
+COUNTRIES = frozenset(name for kind, name in DEMONYMS.values() if kind == "country") | frozenset(n.strip() for n in _MORE_COUNTRIES.split("|"))
+GAZETTEER: dict[str, str] = {
+    **{name.strip(): "state" for name in _STATES.split("|")},
+    **{name: "country" for name in COUNTRIES},
+    **{name: "continent" for name in ("Africa", "Antarctica", "Asia", "Australia", "Europe", "North America", "South America", "Oceania")},
+}
+GAZETTEER["Australia"] = "country"  # the country, in nearly every sentence that names it
+PLACE_KINDS = frozenset({"GPE", "LOC", PROPER})  # kinds of mention a gazetteer's place may come as (spaCy calls some countries LOC)
 
 
 def entity_type(kind: str, words: Sequence[str], by_kind: dict[str, str], by_name: dict[str, str]) -> str | None:
     """The type of the entity a *kind* mention of *words* names (see the module docstring); ``None``: no NAME."""
-    if kind not in DEFAULT_ENTITY_TYPES:  # a date, a number (CARDINAL, MONEY, ...) or an adjective of place (NORP) is no name
+    if kind not in KINDS:  # a date, a number (CARDINAL, MONEY, ...) or an adjective of place (NORP) is no name
         return None
     name = " ".join(words)
     if name in by_name:
         return by_name[name]
-    if name in COUNTRIES and kind in PLACE_KINDS:
-        return "country"
-    return by_kind.get(kind) or DEFAULT_ENTITY_TYPES.get(kind)
+    return rule_type(kind, words) or by_kind.get(kind) or kind_default(kind, words)
+
+
+def rule_type(kind: str, words: Sequence[str]) -> str | None:
+    """The type a gazetteer or a cue word gives a *kind* mention of *words*, if one does."""
+    name = " ".join(words)
+    if name in GAZETTEER and kind in PLACE_KINDS:
+        return GAZETTEER[name]
+    if kind in CUE_OVER_KIND:
+        return None
+    lowered = [word.lower().rstrip(".") for word in words]
+    if len(lowered) > 1 and lowered[0] in ("mount", "mt", "lake"):  # Mount Everest, Lake Victoria: the type comes first
+        return CUES[lowered[0]]
+    cued = [CUES[word] for word in lowered[1:] if word in CUES] or [CUES[word] for word in lowered[:1] if word in CUES and len(lowered) > 1]
+    return cued[-1] if cued else None  # the last cue is the head: Oxford University Press is a company
+
+
+def kind_default(kind: str, words: Sequence[str]) -> str:
+    """A kind's type where no rule and no training says more: an ``ORG`` of one word is a company unless an acronym."""
+    default = KINDS[kind][0]
+    if kind == "ORG" and len(words) == 1 and not (words[0].isupper() and len(words[0]) > 1):
+        return "company"
+    return default
 
 
 def learn_entity_types(seen: Iterable[tuple[str, Sequence[str], str]]) -> tuple[dict[str, str], dict[str, str]]:
-    """The most frequent type per kind and per name among *seen* ``(kind, words, type)`` (ties: the first seen).
-    A country's name counts for its name only: the country list types it, and a kind's type is for the others
-    (spaCy's ``GPE`` is a country's and a city's label alike; learned from countries, it would make every city one).
+    """From *seen* ``(kind, words, type)``: the most frequent type per name (ties: the first seen), and per kind the
+    types training refines (see the module docstring): only kinds whose names, untyped by a rule, agree on a type the
+    kind can name, at least :data:`MIN_NAMES` different names and a majority of them.
     """
-    kinds: dict[str, Counter[str]] = defaultdict(Counter)
     names: dict[str, Counter[str]] = defaultdict(Counter)
+    kind_names: dict[str, dict[str, str]] = defaultdict(dict)  # kind -> name -> its first type
     for kind, words, type_ in seen:
-        if kind not in DEFAULT_ENTITY_TYPES:
+        if kind not in KINDS:
             continue
         name = " ".join(words)
         names[name][type_] += 1
-        if not (name in COUNTRIES and type_ == "country"):
-            kinds[kind][type_] += 1
-    most = {kind: counts.most_common(1)[0][0] for kind, counts in sorted(kinds.items())}
-    return most, {name: counts.most_common(1)[0][0] for name, counts in sorted(names.items())}
+        if rule_type(kind, words) is None:
+            kind_names[kind].setdefault(name, type_)
+    refined = {}
+    for kind, typed in sorted(kind_names.items()):
+        type_, count = Counter(typed.values()).most_common(1)[0]
+        if type_ in KINDS[kind][1] and count >= MIN_NAMES and 2 * count > len(typed):
+            refined[kind] = type_
+    return refined, {name: counts.most_common(1)[0][0] for name, counts in sorted(names.items())}

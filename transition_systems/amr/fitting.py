@@ -13,10 +13,11 @@ from toolkit.errors import DataError
 from transition_systems.amr.entity_types import learn_entity_types
 from transition_systems.amr.graph import GoldGraph
 from transition_systems.amr.mentions import DATE
-from transition_systems.amr.state import BASES, COPY_LEMMA, PRED
+from transition_systems.amr.state import ACTIONS_PER_NODE, PRED, SENSED_COPIES
 
 UNBOUNDED = 10**9
 CAP_MARGIN = 1.25  # caps fitted on training data leave this much room for unseen sentences
+INTEGER_CAPS = frozenset({"max_nodes", "max_nodes_per_span", "max_repeats_per_span", "max_actions_per_span"})
 
 
 class LearnsFromTraining:
@@ -55,7 +56,7 @@ class LearnsFromTraining:
                 kind, _, label = action.partition(":")
                 if kind == PRED:
                     table[state.sentence.key(state.cursor, state.span_end)].add(label)
-                elif (kind == COPY_LEMMA or kind in BASES) and label:
+                elif kind in SENSED_COPIES and label:
                     copies.add(label)
                 state = state.apply(action)
         lemmas_of: Counter[str] = Counter(label for labels in table.values() for label in labels)
@@ -96,13 +97,14 @@ class LearnsFromTraining:
         return {**fitted, "entity_types": self.entity_types, "entity_names": self.entity_names}
 
     def fit_caps(self, examples: Sequence[Example]) -> dict[str, float]:
-        """Raise the caps that bound a decode (nodes, nodes per span and per token, actions per token) to what
+        """Raise the caps that bound a decode (nodes, nodes per span and per token, actions per token, a span's repeats and actions) to what
         the oracle needs on *examples*, with a margin, so that no graph of them falls back because of a cap
         set for the data the defaults were chosen on; caps left at ``null`` stay so. Returns the raised caps.
         """
         unbounded = copy.copy(self)
         unbounded.max_nodes = unbounded.max_nodes_per_span = UNBOUNDED
         unbounded.max_nodes_per_token = unbounded.max_actions_per_token = UNBOUNDED
+        unbounded.max_repeats_per_span = unbounded.max_actions_per_span = UNBOUNDED
         needs: dict[str, float] = {}
         for example in examples:
             try:
@@ -111,24 +113,29 @@ class LearnsFromTraining:
                 continue
             if status == "fallback":
                 continue
-            state, per_span, per_token = unbounded.derivation_state(example), 0, 0.0
+            state, per_span, per_token, repeats, span_actions = unbounded.derivation_state(example), 0, 0.0, 0, 0
             tokens = len(state.sentence.tokens)
             for action in actions:  # the budget is checked before each action, against the nodes and room made so far
                 spare = state.steps + 1 - self.action_budget(0, len(state.labels), state.room)
                 per_token = max(per_token, spare / tokens)
                 state = state.apply(action)
                 per_span = max(per_span, state.here)
+                span_actions = max(span_actions, state.span_steps - ACTIONS_PER_NODE * state.here)
+                if state.made_here:
+                    repeats = max(repeats, state.made_here.count(state.made_here[-1]))
             nodes = len(state.labels)
             for key, need in (
                 ("max_nodes", nodes),
                 ("max_nodes_per_span", per_span),
                 ("max_nodes_per_token", (nodes - 4) / tokens),
                 ("max_actions_per_token", per_token),
+                ("max_repeats_per_span", repeats),
+                ("max_actions_per_span", span_actions),
             ):
                 needs[key] = max(needs.get(key, 0), need)
         raised: dict[str, float] = {}
         for key, need in needs.items():
-            wanted = math.ceil(need * CAP_MARGIN) if key in ("max_nodes", "max_nodes_per_span") else round(need * CAP_MARGIN + 0.05, 1)
+            wanted = math.ceil(need * CAP_MARGIN) if key in INTEGER_CAPS else round(need * CAP_MARGIN + 0.05, 1)
             if getattr(self, key) is not None and wanted > getattr(self, key):
                 setattr(self, key, wanted)
                 raised[key] = wanted

@@ -16,7 +16,13 @@ Three ways of writing gold alignments are read, all against the tokens of ``# ::
   An address ending in ``.r`` aligns the role into that node, not the node.
 
 Only concept nodes are scored, so alignments of roles (``.r``, ``:ARG0~e.4``), constants and
-re-entrant variables are checked (the address must exist, the token be in the sentence) and left out.
+re-entrant variables are checked (the address must exist, the token be in the sentence) and left out,
+but for one convention: ISI aligns a name's strings (``:op1 "Paris"~e.3``), not its ``name`` node,
+and JAMR the node; a name's strings' tokens count as its name node's, and an entity whose type the
+gold leaves unaligned (ISI's: the strings stand for it) is not scored, so the aligner, which aligns
+the node and the entity at the name, is scored by each format's own convention. Tokens are those of
+:func:`~toolkit.data.tokenization.split_tokens`: a markup tag (``<xref ref-type="fig" rid="F3">``) is
+one token, as in ISI's biomedical release, so the indices after one hold.
 A file's first ``# ::alignments`` line decides the format of all of its lines (JAMR's items have a
 ``|``, ISI's never do); it is logged once per file and kept as each graph's ``alignment_format``.
 
@@ -37,7 +43,7 @@ from typing import TYPE_CHECKING
 import penman
 from penman import surface
 
-from toolkit.data.tokenization import lemmatize
+from toolkit.data.tokenization import lemmatize, split_tokens
 from toolkit.errors import DataError
 from transition_systems.amr.graph import GoldGraph
 from transition_systems.amr.state import Sentence
@@ -102,7 +108,7 @@ def read_gold_alignments(path: str | Path) -> list[GoldAlignedGraph]:
             raise DataError(f"not a PENMAN graph: {error}", path, number) from None
         except RecursionError:  # penman reads a graph with one Python call per level of nesting
             raise DataError("not a PENMAN graph this reader can read: nested too deeply", path, number) from None
-        tokens = tuple((graph.metadata.get("tok") or graph.metadata.get("snt", "")).split())
+        tokens = tuple(split_tokens(graph.metadata.get("tok") or graph.metadata.get("snt", "")))
         gold = _in_graph(graph)
         named = {i for indices in gold.values() for i in indices}
         line = graph.metadata.get("alignments", "")
@@ -129,7 +135,13 @@ def score_aligner(grammar: AmrTransitionSystem, graphs: list[GoldAlignedGraph], 
     for item in graphs:
         gold_graph = GoldGraph.of(item.graph)
         alignment = grammar.align(gold_graph, Sentence(item.tokens, lemmatize(item.tokens)))
-        ours = {node: token for node, token in alignment.tokens.items() if node not in gold_graph.constants and (forced or node not in alignment.forced)}
+        # an entity whose type the gold leaves unaligned is ISI's convention (the strings stand for it), not a wrong guess
+        by_convention = {source for source, role, _ in gold_graph.edges if role == "name" and source not in item.gold}
+        ours = {
+            node: token
+            for node, token in alignment.tokens.items()
+            if node not in gold_graph.constants and node not in by_convention and (forced or node not in alignment.forced)
+        }
         predicted += len(ours)
         gold += len(item.gold)
         correct += sum(token in item.gold.get(node, ()) for node, token in ours.items())
@@ -152,8 +164,23 @@ def _blocks(text: str) -> Iterator[tuple[int, str]]:
 
 
 def _in_graph(graph: penman.Graph) -> dict[str, frozenset[int]]:
-    """The concepts' ``~e.N`` alignments (those of roles and attributes are left out)."""
-    return {source: frozenset(found.indices) for (source, role, _), found in surface.alignments(graph).items() if role == ":instance"}
+    """The concepts' ``~e.N`` alignments, and a name's strings' as its name node's (roles and other attributes are left out)."""
+    names = {source for source, _, concept in graph.instances() if concept == "name"}
+    gold: dict[str, frozenset[int]] = {}
+    for (source, role, _), found in surface.alignments(graph).items():
+        if role == ":instance" or (source in names and _is_op(role)):
+            gold[source] = gold.get(source, frozenset()) | frozenset(found.indices)
+    return gold
+
+
+def _is_name(node: tuple) -> bool:
+    """Whether a ``penman`` tree node is a ``name`` (its concept maybe aligned: ``name~e.3``)."""
+    return any(kind == "/" and str(target).partition("~")[0] == "name" for kind, target in node[1])
+
+
+def _is_op(role: str) -> bool:
+    """``:op1``, ``:op2``, ...: a name's strings."""
+    return role.startswith(":op") and role[3:].isdigit()
 
 
 def _alignment_line(block: str, line: str, line_format: str, path: Path, number: int) -> tuple[dict[str, frozenset[int]], set[int]]:
@@ -177,15 +204,20 @@ def _alignment_line(block: str, line: str, line_format: str, path: Path, number:
         named.update(indices)
         for address in addresses:
             node: tuple | str = tree.node
+            parent: tuple | None = None
+            via = ""  # the role from parent to node
             for step in address.split(".")[1:]:
                 relations = [
-                    target
+                    (kind, target)
                     for kind, target in (node[1] if isinstance(node, tuple) else ())  # a constant or re-entrancy has none
                     if kind != "/" and (isi or isinstance(target, tuple) or target.partition("~")[0] not in variables)
                 ]
                 if int(step) - base >= len(relations):
                     raise DataError(f"cannot read the alignment {item!r}: the graph has no node {address}", path, number)
-                node = relations[int(step) - base]
+                parent = node if isinstance(node, tuple) else None
+                via, node = relations[int(step) - base]
             if isinstance(node, tuple) and not role:  # a concept node, not a constant, a re-entrancy or the role into it
                 found.setdefault(node[0], set()).update(indices)
+            elif isi and not role and parent is not None and _is_name(parent) and _is_op(via.partition("~")[0]):  # a name's string: the name's
+                found.setdefault(parent[0], set()).update(indices)
     return {node: frozenset(indices) for node, indices in found.items()}, named

@@ -29,25 +29,12 @@ MENTION_SOURCES = ("spacy", "rules", "none")
 DATE = "DATE"
 PROPER = "PROPER"  # the rules' one kind of name
 MAX_MENTION_WORDS = 8  # a longer mention is left to the words (it is rarely one name)
-# AMR's entity type for a kind of mention where training graphs teach none (AmrTransitionSystem.fit learns its own)
-DEFAULT_ENTITY_TYPES = {
-    "PERSON": "person",
-    "GPE": "city",  # a country's name is a country (COUNTRIES)
-    "LOC": "location",
-    "ORG": "organization",
-    "FAC": "facility",
-    "EVENT": "event",
-    "PRODUCT": "product",
-    "WORK_OF_ART": "work-of-art",
-    "LANGUAGE": "language",
-    "LAW": "law",
-    PROPER: "person",
-}
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTH_WORDS = {*MONTHS, *(month[:3] for month in MONTHS), "sept"}
 _YEAR = re.compile(r"^(1[0-9]|20)[0-9]{2}$")
 _DAY = re.compile(r"^([1-9]|[12][0-9]|3[01])(st|nd|rd|th)?$")
+DETERMINERS = frozenset({"the", "a", "an"})  # never part of a name, though NER spans often start with one
 _OPENERS = frozenset(". ! ? : ( \" `` '".split())
 _FUNCTION_WORDS = frozenset(
     "a an the this that these those i it he she we they you my his her our their in on at of for to from by with and but or if when".split()
@@ -80,7 +67,14 @@ def _ner():  # type: ignore[no-untyped-def]
 def _spacy_mentions(tokens: tuple[str, ...]) -> tuple[Mention, ...]:
     nlp, doc_type = _ner()
     doc = nlp(doc_type(nlp.vocab, words=list(tokens)))
-    return tuple(Mention(entity.start, entity.end, entity.label_) for entity in doc.ents if entity.end - entity.start <= MAX_MENTION_WORDS)
+    mentions = []
+    for entity in doc.ents:
+        start = entity.start
+        while start < entity.end - 1 and tokens[start].lower() in DETERMINERS:  # "The United Nations": the name is "United Nations"
+            start += 1
+        if entity.end - start <= MAX_MENTION_WORDS:
+            mentions.append(Mention(start, entity.end, entity.label_))
+    return tuple(mentions)
 
 
 @lru_cache(maxsize=65536)

@@ -52,6 +52,7 @@ from transition_systems.amr.state import (
     SWAP,
     WIKI,
     AmrState,
+    frame_verb,
     is_sense,
 )
 
@@ -259,7 +260,7 @@ class StaticOracle:
             action = COPY_WORD
         elif label == state.sentence.number(state.cursor, state.span_end):
             action = COPY_NUMBER
-        elif (copy := _copy(label, key, state.sentence.particles)) is not None and copy in state.allowed():
+        elif (copy := _copy(label, key, state.sentence.particles, self.system.frame_of(key))) is not None and copy in state.allowed():
             action = copy
         else:
             action = f"{PRED}:{label}"
@@ -374,14 +375,16 @@ class _DateIndex:
         return nodes[self.skip[key]] if self.skip[key] < len(nodes) else None
 
 
-def _copy(label: str, key: str, particles: frozenset[str]) -> str | None:
+def _copy(label: str, key: str, particles: frozenset[str], frame: str | None = None) -> str | None:
     """The copy that makes *label* at a span whose lemma is *key*, if one does: the lemma with a sense other than
-    ``01`` or with one of the sentence's *particles* and a sense, or a base word of the lemma (its stem, or what
-    its negative prefix negates), bare or with a sense.
+    ``01`` or with one of the sentence's *particles* and a sense, the verb of the lemma's *frame* with another
+    sense, or a base word of the lemma (its stem, or what its negative prefix negates), bare or with a sense.
     """
     base, _, sense = label.rpartition("-")
     if is_sense(sense) and (base == key or (base.startswith(key + "-") and base[len(key) + 1 :] in particles)):
         return f"{COPY_LEMMA}:{label[len(key) + 1 :]}"
+    if frame is not None and is_sense(sense) and base == frame_verb(frame):
+        return f"{COPY_FRAME}:{sense}"
     for kind, base_of in BASES.items():
         word = base_of(key)
         if word is not None and word == label:

@@ -51,10 +51,12 @@ from transition_systems.amr.actions import (  # noqa: F401  (re-exported: the na
     RA,
     REDUCE,
     ROOT,
+    SENSED_COPIES,
     SHIFT,
     SWAP,
     WIKI,
     AmrAllowed,
+    frame_verb,
     is_lemma_copy,
     is_sense,
 )
@@ -65,6 +67,9 @@ from transition_systems.amr.sentence import Sentence
 
 if TYPE_CHECKING:
     from transition_systems.amr.system import AmrTransitionSystem
+
+
+ACTIONS_PER_NODE = 3  # a span's nodes earn it this many actions each (their creation and arcs) before it counts as making no progress
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,10 @@ class AmrState(State):
     room: int = 0  # SWAPs the budget gives the nodes made: per node, the stack below it when made, less one
     closed: bool = False
     takes_mentions: bool = False  # a parse (not the oracle) of a grammar that takes_mentions: only NAME / DATE at a mention
+    span_steps: int = 0  # actions since the span began (the last SHIFT or MERGE), less REDUCEs and SWAPs
+    made_here: tuple[str, ...] = ()  # the labels of the nodes made from the current span
+    guards: bool = False  # a parse (not the oracle): a span that repeats itself or makes no progress is cut (_stuck)
+    stopped: str = ""  # why the guards first cut a span of this parse ("" : never); the result's warning says so
 
     # ------------------------------------------------------------ State interface
 
@@ -105,7 +114,7 @@ class AmrState(State):
         if self.closed:
             return AmrAllowed()
         system, n = self.system, len(self.sentence.tokens)
-        if self.steps >= system.action_budget(n, len(self.labels), self.room):
+        if self.steps >= system.action_budget(n, len(self.labels), self.room) or self._stuck():
             return self._wrap_up()
         tokens_left = self.cursor < n
         room = len(self.labels) < system.node_limit(n)
@@ -187,18 +196,24 @@ class AmrState(State):
         """The state after *symbol*; ``ValueError`` if it is not allowed here."""
         if symbol not in self.allowed():
             raise ValueError(f"{symbol!r} is not allowed in the AMR state at token {self.cursor} with stack {self.stack}")
+        state = self._apply(symbol)
+        if state.guards and not state.stopped and (why := state._stuck()):
+            state.__dict__["stopped"] = why  # the first cut, kept for the result's warning and the search's count
+        return state
+
+    def _apply(self, symbol: str) -> AmrState:
         kind, _, label = symbol.partition(":")
         replace = self._replace
         if kind == SHIFT:
-            return replace(cursor=self.span_end, span_end=self.span_end + 1, here=0, swaps=0)
+            return replace(cursor=self.span_end, span_end=self.span_end + 1, here=0, swaps=0, span_steps=0, made_here=())
         if kind == MERGE:
-            return replace(span_end=self.span_end + 1, swaps=0)
+            return replace(span_end=self.span_end + 1, swaps=0, span_steps=0)
         if kind == REDUCE:
             root = self._root(self.stack[-1])
             size, stacked = self.groups[root]
-            return replace(stack=self.stack[:-1], groups=self.groups.set(root, (size, stacked - 1)), swaps=0)
-        if kind == SWAP:
-            return replace(stack=(self.stack[-2],) + self.stack[:-2] + self.stack[-1:], swaps=self.swaps + 1)
+            return replace(stack=self.stack[:-1], groups=self.groups.set(root, (size, stacked - 1)), swaps=0, span_steps=self.span_steps)
+        if kind == SWAP:  # REDUCE and SWAP are not a span's actions: the stack bounds them, and the budget pays for them
+            return replace(stack=(self.stack[-2],) + self.stack[:-2] + self.stack[-1:], swaps=self.swaps + 1, span_steps=self.span_steps)
         if kind == CLOSE:
             return replace(closed=True, swaps=0)
         if kind == LA and label == ROOT:
@@ -232,7 +247,8 @@ class AmrState(State):
             base = BASES[kind](key)
             return self._create(f"{base}-{label}" if label else base)
         if kind == COPY_FRAME:
-            return self._create(self.system.frame_of(key) or key)
+            frame = self.system.frame_of(key) or key
+            return self._create(f"{frame_verb(frame)}-{label}" if label else frame)
         if kind == PRED:
             return self._create(label)
         if kind == DEMONYM:
@@ -241,7 +257,7 @@ class AmrState(State):
         if kind in (NAME, DATE):
             mention = self.sentence.mention(self.cursor)
             assert mention is not None  # allowed() said so
-            spanned, words = replace(span_end=mention.end, steps=self.steps), self.sentence.tokens[mention.start : mention.end]
+            spanned, words = replace(span_end=mention.end, steps=self.steps, span_steps=self.span_steps), self.sentence.tokens[mention.start : mention.end]
             if kind == DATE:
                 return spanned._subgraph("date-entity", [(0, role, value) for role, value in self.sentence.date(mention) or ()])
             return spanned._entity(self.system.entity_type(mention.kind, words) or "thing", words)
@@ -258,11 +274,36 @@ class AmrState(State):
         n = len(self.sentence.tokens)
         if not self.closed:
             return f"# ::warning cut short: decoding stopped after {self.steps} actions, before CLOSE; the graph is completed as it stood\n{graph}"
+        if self.stopped:
+            return f"# ::warning stopped: {self.stopped}; the span was cut and the parse went on\n{graph}"
         if self.steps > (budget := self.system.action_budget(n, len(self.labels), self.room)):
             return f"# ::warning wrapped up: the parse reached its action budget ({budget} actions for {n} tokens and {len(self.labels)} nodes)\n{graph}"
         return graph
 
     # ------------------------------------------------------------ helpers
+
+    def _stuck(self) -> str:
+        """Why this parse's current span is degenerate, or ``""``: it made one label more often than the grammar's
+        ``max_repeats_per_span``, or took more than ``max_actions_per_span`` actions, plus
+        :data:`ACTIONS_PER_NODE` per node it made, without moving on (nodes, arcs and leaves count; REDUCEs and
+        SWAPs, which the stack bounds, do not): a span that makes many nodes may tie each to several others (only with
+        ``guards``, in a parse: the oracle is free). A stuck span allows only the wrap-up's moves, so the parse
+        shifts past it (or, past the last token, finishes the graph): an under-trained model that makes ``.`` from a
+        full stop 91 times stops at the sixth.
+        """
+        if not self.guards:
+            return ""
+        system = self.system
+        if system.max_repeats_per_span is not None and self.made_here:
+            label = self.made_here[-1]
+            if self.made_here.count(label) > system.max_repeats_per_span:
+                return f"it made {label!r} {self.made_here.count(label)} times from token {self.cursor}, more than grammar.max_repeats_per_span = {system.max_repeats_per_span}"
+        if system.max_actions_per_span is not None and self.span_steps > system.max_actions_per_span + ACTIONS_PER_NODE * self.here:
+            return (
+                f"it took {self.span_steps} actions at token {self.cursor} for {self.here} nodes without moving on, more than "
+                f"grammar.max_actions_per_span = {system.max_actions_per_span} plus {ACTIONS_PER_NODE} per node"
+            )
+        return ""
 
     def _replace(self, **changes: Any) -> AmrState:
         """The state after one more action, with *changes* (the fields copied as they are, not through ``__init__``:
@@ -270,7 +311,7 @@ class AmrState(State):
         """
         state = object.__new__(AmrState)
         values = {name: value for name, value in self.__dict__.items() if name in FIELDS}
-        values["steps"] = self.steps + 1
+        values["steps"], values["span_steps"] = self.steps + 1, self.span_steps + 1
         values.update(changes)
         state.__dict__.update(values)
         return state
@@ -315,6 +356,7 @@ class AmrState(State):
             parent=parent,
             groups=state.groups.set(top, (1 + len(children), 1)),
             steps=state.steps,
+            span_steps=state.span_steps,
             **state._with_edges([(top + above, role, top + k) for k, (above, role, _) in enumerate(children, start=1)], labels),
         )
 
@@ -364,6 +406,7 @@ class AmrState(State):
             groups=self.groups.set(node, (1, 1)),
             parts=self.parts + 1,
             here=self.here + 1,
+            made_here=self.made_here + (label,),
             swaps=0,
             room=self.room + max(len(self.stack) - 1, 0),
         )

@@ -112,6 +112,17 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
             up to 234 tokens none. :meth:`fit` raises these and the node caps above to what the
             training data's oracle needs (times 1.25), so a cap never cuts a graph of the data
             the grammar was fitted on.
+        max_repeats_per_span, max_actions_per_span: what a parse's span may do before it counts as
+            degenerate: make one label more than this many times, or take more than this many actions
+            without a SHIFT or MERGE, besides 3 per node it made (its creation and arcs; REDUCE and
+            SWAP are not counted: the stack bounds them). A degenerate span is cut (``AmrState._stuck``: the parse shifts
+            past it, or past the last token finishes the graph) and the result says so in a
+            ``# ::warning stopped:`` line; the search logs how many outputs were stopped. An
+            under-trained model otherwise makes the same node from one token until the node cap (a
+            2-epoch model made ``.`` 31 times from a full stop) and spends its whole action budget,
+            which is quadratic in the nodes. The defaults are The Little Prince oracle's needs (4, and 6
+            actions besides 3 per node) with a margin; :meth:`fit` raises them to what the training data's oracle
+            needs; ``null`` turns a guard off. The oracle is never cut.
         smatch_seed: the seed of Smatch's random restarts in ``toolkit oracle``.
         force_align: make the nodes no alignment rule reaches at a graph neighbour's token (the
             paper's trick). ``false`` leaves them out of the oracle (to measure what the trick is
@@ -155,6 +166,8 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         max_nodes_per_token: float = 3.0,
         max_actions_per_token: float = 2.0,
         max_actions_per_node: float = 4.0,
+        max_repeats_per_span: int | None = 5,
+        max_actions_per_span: int | None = 10,
         smatch_seed: int = 13,
         force_align: bool = True,
         dictionaries: str | None = None,
@@ -184,6 +197,10 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
             if value <= 0:
                 raise ConfigurationError(f"must be > 0, got {value}", key=key)
         self.max_nodes_per_token, self.max_actions_per_token, self.max_actions_per_node = max_nodes_per_token, max_actions_per_token, max_actions_per_node
+        for key, value in (("max_repeats_per_span", max_repeats_per_span), ("max_actions_per_span", max_actions_per_span)):
+            if value is not None and value < 1:
+                raise ConfigurationError(f"must be >= 1, got {value}", key=key)
+        self.max_repeats_per_span, self.max_actions_per_span = max_repeats_per_span, max_actions_per_span
         self.smatch_seed, self.force_align = smatch_seed, force_align
         self.dictionaries, self.frames = dictionaries, frames
         if mentions not in ("auto", *MENTION_SOURCES):
@@ -243,8 +260,10 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
     # ------------------------------------------------------------ Grammar interface
 
     def initial_state(self, example: Example) -> AmrState:
-        """A parse's start: it takes every mention whole where the grammar says so (``take_mentions``)."""
-        return self.derivation_state(example)._replace(steps=0, takes_mentions=self.take_mentions)
+        """A parse's start: it takes every mention whole where the grammar says so (``take_mentions``), and its
+        degenerate spans are cut (``max_repeats_per_span``, ``max_actions_per_span``).
+        """
+        return self.derivation_state(example)._replace(steps=0, span_steps=0, takes_mentions=self.take_mentions, guards=True)
 
     def derivation_state(self, example: Example) -> AmrState:
         """The oracle's start: free to make a mention's entity as its gold graph does."""

@@ -2,7 +2,9 @@
 
 Blocks are separated by blank lines; ``# ::key value`` metadata lines precede each graph. Tokens
 come from ``# ::tok`` when present, else from ``# ::snt`` (split on whitespace, as in the AMR
-Bank's tokenised sentences, or into English words: ``tokenizer: "spacy"``). Lemmas go to
+Bank's tokenised sentences, or into English words: ``tokenizer: "spacy"``); a markup tag is one
+token however many spaces it holds, as ISI's biomedical releases write ``<xref ref-type="fig" rid="F3">``
+(:func:`~toolkit.data.tokenization.split_tokens`), so their alignments' token indices hold. Lemmas go to
 ``meta["lemmas"]``; words and lemmas are spaCy's when it is installed, else nearly the same from
 nltk and simplemma (:mod:`toolkit.data.tokenization`). The target is the
 ``penman.Graph``. The AMR transition system (``transition_systems.amr``) copies and constrains
@@ -19,7 +21,7 @@ import penman
 
 from toolkit.data.dataset_readers.dataset_reader import DatasetReader
 from toolkit.data.example import Example
-from toolkit.data.tokenization import lemmatize, tokenize
+from toolkit.data.tokenization import lemmatize, split_tokens, tokenize
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.from_params import NonNegativeInt
 
@@ -102,7 +104,7 @@ class PenmanReader(DatasetReader):
         self.tokenizer, self.lemmas = tokenizer, lemmas
 
     def tokenize(self, text: str) -> list[str]:
-        return tokenize(text) if self.tokenizer == "spacy" else text.split()
+        return tokenize(text) if self.tokenizer == "spacy" else split_tokens(text)
 
     def _read(self, path: Path) -> Iterator[Example]:
         block: list[tuple[int, str]] = []
@@ -144,7 +146,7 @@ class PenmanReader(DatasetReader):
         if problem := _amr_problem(graph):
             raise DataError(f"not an AMR: {problem}", str(path), graph_line)
         if "tok" in fields:
-            tokens = fields["tok"].split()
+            tokens = split_tokens(fields["tok"])
         elif "snt" in fields:
             tokens = self.tokenize(fields["snt"])
         else:
