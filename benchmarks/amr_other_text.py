@@ -15,8 +15,13 @@ For each held-out file (default: the repository's hand-annotated science prose a
    makes, whatever its model), and the wrong ones.
 4. **Dates**: of the gold ``date-entity`` nodes, how many a ``DATE`` mention makes whole.
 
+With ``--archive``, a trained parser parses each file too (its own search), and the table gives its
+Smatch, the gold names it made with the right type (a ``name`` with the same strings under a node of the
+gold type), and the gold dates it made and attached where the gold does (a ``date-entity`` with the same
+parts, below a node of the gold parent's concept by the same role).
+
     python benchmarks/amr_other_text.py [--data DATA_ROOT/amr-little-prince] [--dictionaries DIR] [--mentions auto|spacy|rules]
-        [FILE ...]
+        [--archive MODEL.tar.gz] [FILE ...]
 """
 
 import argparse
@@ -68,12 +73,67 @@ def dates(grammar: AmrTransitionSystem, examples: list) -> tuple[int, int]:
     return made, total
 
 
+def named(graph) -> dict[tuple[str, ...], list[str]]:
+    """A graph's names by their strings, each with the concepts of the entities that bear it."""
+    concept = {source: target for source, _, target in graph.instances()}
+    strings: dict[str, list[tuple[str, str]]] = {}
+    for source, role, target in graph.attributes():
+        if role.startswith(":op") and concept.get(source) == "name":
+            strings.setdefault(source, []).append((role, str(target).strip('"')))
+    found: dict[tuple[str, ...], list[str]] = {}
+    for source, role, target in graph.edges():
+        if role == ":name" and target in strings:
+            found.setdefault(tuple(word for _, word in sorted(strings[target])), []).append(concept[source])
+    return found
+
+
+def dated(graph) -> set[tuple[frozenset, str, str]]:
+    """A graph's dates: their parts, the role that attaches each and its parent's concept (an inverted role read back)."""
+    concept = {source: target for source, _, target in graph.instances()}
+    parts: dict[str, set] = {}
+    for source, role, target in graph.triples:
+        if concept.get(source) == "date-entity" and role in (":year", ":month", ":day", ":weekday"):
+            parts.setdefault(source, set()).add((role, concept.get(target, str(target))))
+    found = set()
+    for source, role, target in graph.edges():
+        if target in parts:
+            found.add((frozenset(parts[target]), role, concept[source]))
+        elif source in parts and role.endswith("-of"):
+            found.add((frozenset(parts[source]), role[: -len("-of")], concept[target]))
+    return found
+
+
+def parsed(archive: str, examples: list) -> tuple[float, int, int, int, int]:
+    """A trained parser on *examples*: Smatch, gold names typed right and all, gold dates attached right and all."""
+    import penman
+
+    from toolkit.archive import load_archive
+    from toolkit.evaluation import predict
+
+    model = load_archive(archive).model
+    outputs = predict(model, examples)
+    metric = Smatch(13)
+    metric(outputs, [example.target for example in examples])
+    typed = names = attached = all_dates = 0
+    for output, example in zip(outputs, examples):
+        prediction = penman.decode(output)
+        made = named(prediction)
+        for words, concepts in named(example.target).items():
+            names += len(concepts)
+            typed += sum(min(concepts.count(type_), made.get(words, []).count(type_)) for type_ in set(concepts))
+        gold_dates = dated(example.target)
+        all_dates += len(gold_dates)
+        attached += len(gold_dates & dated(prediction))
+    return 100 * metric.get_metric()["smatch"], typed, names, attached, all_dates
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", type=Path, nargs="*", default=DEFAULT_FILES)
     parser.add_argument("--data", type=Path, default=None, help="the amr-little-prince folder (default: DATA_ROOT/amr-little-prince)")
     parser.add_argument("--dictionaries", default=str(Path(data_root()) / "amr-dictionaries"))
     parser.add_argument("--mentions", default="auto", choices=("auto", "spacy", "rules"))
+    parser.add_argument("--archive", default=None, help="a trained AMR parser: parse each file and score it too")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     folder = args.data or Path(data_root()) / "amr-little-prince"
@@ -109,6 +169,11 @@ def main() -> None:
         details.append(f"\n{path.name}: symbols missing by kind {dict(by_kind.most_common())}; commonest {missing.most_common(8)}")
         details.extend(f"  wrong type: {line}" for line in wrong)
     print("\n".join(details))
+    if args.archive:
+        print(f"\nparsed by {args.archive}\n\n| file | Smatch | names typed right | dates attached right |\n|---|---:|---:|---:|")
+        for path in args.files:
+            smatch, typed, names, attached, all_dates = parsed(args.archive, reader.read(path))
+            print(f"| {path.name} | {smatch:.1f} | {typed}/{names} ({100 * typed / max(names, 1):.0f}%) | {attached}/{all_dates} |")
 
 
 if __name__ == "__main__":

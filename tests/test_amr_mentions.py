@@ -235,3 +235,9 @@ def test_a_grammar_that_takes_mentions_parses_each_whole_and_still_trains_on_any
     assert free.oracle(MACRON)[:2] == ["MERGE", "ENTITY:person"]  # the oracle is not bound by it: MERGE at a mention
     assert free.derive(MACRON).symbols == free.oracle(MACRON)  # and training replays it from the free state
     assert free.derivation_state(MACRON).allowed().merge and not free.initial_state(MACRON).allowed().merge
+
+
+def test_a_recorded_type_the_kind_cannot_name_is_not_used():
+    """An archive fitted before the mapping recorded ORG -> world-region (The Little Prince's one ORG, "Indies")."""
+    assert entity_type("ORG", ["Microsoft"], {"ORG": "world-region"}, {}) == "company"
+    assert entity_type("ORG", ["Pixar"], {"ORG": "university"}, {}) == "university"  # one it can: training refined it

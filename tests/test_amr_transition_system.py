@@ -623,6 +623,10 @@ def test_positive_base_takes_off_a_negative_prefix(word, base):
         ("door", None),  # a base under 3 letters
         ("bigger", "big"),
         ("boas", "boa"),
+        ("boiling", "boil"),  # a participle kept as an adjective
+        ("making", "make"),
+        ("running", "run"),
+        ("thing", None),  # a base under 3 letters
         ("glass", None),  # not a plural
         ("this", None),
         ("only", None),  # a base under 3 letters

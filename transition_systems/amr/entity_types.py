@@ -156,7 +156,10 @@ def entity_type(kind: str, words: Sequence[str], by_kind: dict[str, str], by_nam
     name = " ".join(words)
     if name in by_name:
         return by_name[name]
-    return rule_type(kind, words) or by_kind.get(kind) or kind_default(kind, words)
+    refined = by_kind.get(kind)
+    if refined not in KINDS[kind][1]:  # a type the kind cannot name (an archive fitted before the mapping): the mapping's
+        refined = None
+    return rule_type(kind, words) or refined or kind_default(kind, words)
 
 
 def rule_type(kind: str, words: Sequence[str]) -> str | None:

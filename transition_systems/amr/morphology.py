@@ -4,7 +4,8 @@ AMR writes a manner adverb as its adjective (``crossly`` -> ``cross``, ``fairly`
 a participle or an ``-able``/``-ive``/``-some`` adjective as its verb's frame (``exhausted`` ->
 ``exhaust-01``, ``valuable`` -> ``value-02``, ``tiresome`` -> ``tire-03``), a quality noun as its
 adjective (``seriousness`` -> ``serious-01``, ``patience`` -> ``patient-01``), an agent noun as
-its verb (``painter`` -> ``paint-02``, ``error`` -> ``err-01``) and a noun in the singular even where the lemmatizer left
+its verb (``painter`` -> ``paint-02``, ``error`` -> ``err-01``), an ``-ing`` word the lemmatizer kept
+(``boiling`` -> ``boil-01``) and a noun in the singular even where the lemmatizer left
 it plural (``boas`` -> ``boa``). A copy of that base, bare or with a sense, reaches concepts that
 training never saw, which ``PRED`` cannot make.
 
@@ -53,6 +54,7 @@ SUFFIXES: tuple[tuple[str, str], ...] = (  # suffix -> what replaces it; longest
     ("ier", "y"),
     ("ive", ""),
     ("ly", ""),
+    ("ing", _RESTORE_E),  # a participle the lemmatizer kept as an adjective or noun: boiling -> boil-01, making -> make
     ("ed", _RESTORE_E),
     ("er", _RESTORE_E),
     ("or", _RESTORE_E_ONLY),  # agent and result nouns: actor -> act, creator -> create, error -> err, survivor -> survive

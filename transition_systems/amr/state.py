@@ -7,8 +7,10 @@ Past the grammar's action budget (``AmrTransitionSystem.action_budget``: per tok
 and the SWAPs the stack's depth may need) a state *wraps up*: it allows only moves that bring the
 parse strictly closer to ``CLOSE`` (SHIFT; then the top; arcs that join two components; REDUCE of a
 node whose component stays on the stack). An untrained model that would otherwise SWAP and attach
-without end thus ends with a connected graph, within the grammar's ``max_steps``. A result says in
-a ``# ::warning`` line when its parse was wrapped up, or cut short before ``CLOSE`` by the search.
+without end thus ends with a connected graph, within the grammar's ``max_steps``. Sooner, a parse's
+span that repeats a concept or makes no progress is cut (:meth:`AmrState._stuck`): it wraps up that
+span alone and goes on. A result says in a ``# ::warning`` line when its parse was stopped so,
+wrapped up, or cut short before ``CLOSE`` by the search.
 
 States are values (a frozen dataclass), and :class:`AmrAllowed`, the answer of ``allowed()``, is
 hashable, so the model memoises its vocabulary masks. The states of one parse share their graph
@@ -288,8 +290,8 @@ class AmrState(State):
         :data:`ACTIONS_PER_NODE` per node it made, without moving on (nodes, arcs and leaves count; REDUCEs and
         SWAPs, which the stack bounds, do not): a span that makes many nodes may tie each to several others (only with
         ``guards``, in a parse: the oracle is free). A stuck span allows only the wrap-up's moves, so the parse
-        shifts past it (or, past the last token, finishes the graph): an under-trained model that makes ``.`` from a
-        full stop 91 times stops at the sixth.
+        shifts past it (or, past the last token, finishes the graph): a 2-epoch model that made ``!`` from one
+        token 91 times, to the node cap, stops at the sixth.
         """
         if not self.guards:
             return ""
