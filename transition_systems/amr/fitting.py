@@ -12,8 +12,9 @@ from toolkit.data.example import Example
 from toolkit.errors import DataError
 from transition_systems.amr.entity_types import learn_entity_types
 from transition_systems.amr.graph import GoldGraph
+from transition_systems.amr.limits import ACTIONS_PER_NODE
 from transition_systems.amr.mentions import DATE
-from transition_systems.amr.state import ACTIONS_PER_NODE, PRED, SENSED_COPIES
+from transition_systems.amr.state import PRED, SENSED_COPIES
 
 UNBOUNDED = 10**9
 CAP_MARGIN = 1.25  # caps fitted on training data leave this much room for unseen sentences

@@ -8,7 +8,7 @@ and the SWAPs the stack's depth may need) a state *wraps up*: it allows only mov
 parse strictly closer to ``CLOSE`` (SHIFT; then the top; arcs that join two components; REDUCE of a
 node whose component stays on the stack). An untrained model that would otherwise SWAP and attach
 without end thus ends with a connected graph, within the grammar's ``max_steps``. Sooner, a parse's
-span that repeats a concept or makes no progress is cut (:meth:`AmrState._stuck`): it wraps up that
+span that repeats a concept or makes no progress is cut (:mod:`~transition_systems.amr.limits`): it wraps up that
 span alone and goes on. A result says in a ``# ::warning`` line when its parse was stopped so,
 wrapped up, or cut short before ``CLOSE`` by the search.
 
@@ -63,15 +63,13 @@ from transition_systems.amr.actions import (  # noqa: F401  (re-exported: the na
     is_sense,
 )
 from transition_systems.amr.graph import encode
+from transition_systems.amr.limits import stuck, wrap_up
 from transition_systems.amr.morphology import derived_base, positive_base
 from transition_systems.amr.persistent import Log, Versions
 from transition_systems.amr.sentence import Sentence
 
 if TYPE_CHECKING:
     from transition_systems.amr.system import AmrTransitionSystem
-
-
-ACTIONS_PER_NODE = 3  # a span's nodes earn it this many actions each (their creation and arcs) before it counts as making no progress
 
 
 @dataclass(frozen=True)
@@ -102,7 +100,7 @@ class AmrState(State):
     takes_mentions: bool = False  # a parse (not the oracle) of a grammar that takes_mentions: only NAME / DATE at a mention
     span_steps: int = 0  # actions since the span began (the last SHIFT or MERGE), less REDUCEs and SWAPs
     made_here: tuple[str, ...] = ()  # the labels of the nodes made from the current span
-    guards: bool = False  # a parse (not the oracle): a span that repeats itself or makes no progress is cut (_stuck)
+    guards: bool = False  # a parse (not the oracle): a span that repeats itself or makes no progress is cut (limits.stuck)
     stopped: str = ""  # why the guards first cut a span of this parse ("" : never); the result's warning says so
 
     # ------------------------------------------------------------ State interface
@@ -116,15 +114,15 @@ class AmrState(State):
         if self.closed:
             return AmrAllowed()
         system, n = self.system, len(self.sentence.tokens)
-        if self.steps >= system.action_budget(n, len(self.labels), self.room) or self._stuck():
-            return self._wrap_up()
+        if self.steps >= system.action_budget(n, len(self.labels), self.room) or stuck(self):
+            return wrap_up(self)
         tokens_left = self.cursor < n
         room = len(self.labels) < system.node_limit(n)
         create = tokens_left and (system.max_nodes_per_span is None or self.here < system.max_nodes_per_span) and room
         merge = tokens_left and self.here == 0 and self.span_end < n and self.span_end - self.cursor < system.max_merge
         shift = tokens_left and (self.span_end < n or bool(self.labels))
         depth = len(self.stack)
-        reduce = depth >= 2 and self._shares_component(self.stack[-1])
+        reduce = depth >= 2 and self.shares_component(self.stack[-1])
         arcs = depth >= 2
         excluded: frozenset[str] = frozenset()
         left = right = True
@@ -199,7 +197,7 @@ class AmrState(State):
         if symbol not in self.allowed():
             raise ValueError(f"{symbol!r} is not allowed in the AMR state at token {self.cursor} with stack {self.stack}")
         state = self._apply(symbol)
-        if state.guards and not state.stopped and (why := state._stuck()):
+        if state.guards and not state.stopped and (why := stuck(state)):
             state.__dict__["stopped"] = why  # the first cut, kept for the result's warning and the search's count
         return state
 
@@ -284,29 +282,6 @@ class AmrState(State):
 
     # ------------------------------------------------------------ helpers
 
-    def _stuck(self) -> str:
-        """Why this parse's current span is degenerate, or ``""``: it made one label more often than the grammar's
-        ``max_repeats_per_span``, or took more than ``max_actions_per_span`` actions, plus
-        :data:`ACTIONS_PER_NODE` per node it made, without moving on (nodes, arcs and leaves count; REDUCEs and
-        SWAPs, which the stack bounds, do not): a span that makes many nodes may tie each to several others (only with
-        ``guards``, in a parse: the oracle is free). A stuck span allows only the wrap-up's moves, so the parse
-        shifts past it (or, past the last token, finishes the graph): a 2-epoch model that made ``!`` from one
-        token 91 times, to the node cap, stops at the sixth.
-        """
-        if not self.guards:
-            return ""
-        system = self.system
-        if system.max_repeats_per_span is not None and self.made_here:
-            label = self.made_here[-1]
-            if self.made_here.count(label) > system.max_repeats_per_span:
-                return f"it made {label!r} {self.made_here.count(label)} times from token {self.cursor}, more than grammar.max_repeats_per_span = {system.max_repeats_per_span}"
-        if system.max_actions_per_span is not None and self.span_steps > system.max_actions_per_span + ACTIONS_PER_NODE * self.here:
-            return (
-                f"it took {self.span_steps} actions at token {self.cursor} for {self.here} nodes without moving on, more than "
-                f"grammar.max_actions_per_span = {system.max_actions_per_span} plus {ACTIONS_PER_NODE} per node"
-            )
-        return ""
-
     def _replace(self, **changes: Any) -> AmrState:
         """The state after one more action, with *changes* (the fields copied as they are, not through ``__init__``:
         a parse makes one state per action; what ``cached_property`` stored is not copied).
@@ -317,25 +292,6 @@ class AmrState(State):
         values.update(changes)
         state.__dict__.update(values)
         return state
-
-    def _wrap_up(self) -> AmrAllowed:
-        """What a state past its action budget allows: each move shifts a token, sets the top, joins two
-        components or pops a node whose component keeps another node on the stack, so CLOSE comes within
-        tokens + 2 x nodes + 2 actions. Every component keeps a node on the stack (REDUCE demands it), so
-        until the graph is connected either ``s0`` and ``s1`` lie in different components or ``s0`` can go.
-        """
-        n = len(self.sentence.tokens)
-        if self.cursor < n:
-            shift = self.span_end < n or bool(self.labels)
-            return AmrAllowed(shift=shift, create=not shift, preds=frozenset())  # the last token makes a node if none exists
-        depth = len(self.stack)
-        joins = depth >= 2 and not self.connects(self.stack[-1], self.stack[-2])
-        return AmrAllowed(
-            arcs=joins,
-            reduce=depth >= 2 and self._shares_component(self.stack[-1]),
-            root=depth >= 1 and self.top < 0,
-            close=bool(self.labels) and self.top >= 0 and self.parts == 1,
-        )
 
     def _entity(self, label: str, words: Sequence[str]) -> AmrState:
         """An entity: the *label* node, its name node and one string per word (ENTITY's are the span's tokens)."""
@@ -428,7 +384,7 @@ class AmrState(State):
         """A representative per node: nodes linked by edges (either direction) share one."""
         return tuple(self._root(node) for node in range(len(self.labels)))
 
-    def _shares_component(self, node: int) -> bool:
+    def shares_component(self, node: int) -> bool:
         """Whether another node of the component of *node* (the stack top) is on the stack."""
         return self.groups[self._root(node)][1] >= 2
 

@@ -115,7 +115,7 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         max_repeats_per_span, max_actions_per_span: what a parse's span may do before it counts as
             degenerate: make one label more than this many times, or take more than this many actions
             without a SHIFT or MERGE, besides 3 per node it made (its creation and arcs; REDUCE and
-            SWAP are not counted: the stack bounds them). A degenerate span is cut (``AmrState._stuck``: the parse shifts
+            SWAP are not counted: the stack bounds them). A degenerate span is cut (``limits.stuck``: the parse shifts
             past it, or past the last token finishes the graph) and the result says so in a
             ``# ::warning stopped:`` line; the search logs how many outputs were stopped. An
             under-trained model otherwise makes the same node from one token until the node cap (a
@@ -248,7 +248,7 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
     def max_steps(self, example: Example) -> int:
         """The most actions any parse of *example* takes: the budget once the most nodes are made, each pushed on a
         stack holding all the others (the most room), then the wrap-up's moves (a SHIFT per token; a node, the top,
-        and per node a join or a REDUCE: see ``AmrState._wrap_up``). Quadratic in the node cap only through a
+        and per node a join or a REDUCE: see ``limits.wrap_up``). Quadratic in the node cap only through a
         stack no parse of a real graph builds; a decode ends long before.
         """
         tokens = len(example.tokens)
