@@ -70,12 +70,16 @@ class SmatchOnce(Smatch):
 
 
 def lost_labels(fitted: AmrTransitionSystem, examples: list) -> Counter:
-    """Gold PRED labels and copies the grammar fitted on train does not allow where the oracle needs them, by why."""
+    """Gold PRED labels and copies the grammar fitted on train does not allow where the oracle needs them, by why.
+
+    The oracle is replayed as training replays it, from ``derivation_state``: a parse's span guards (``initial_state``)
+    would cut a span the gold graph needs (six ``figure`` nodes from ``Figures 1A-1F``) and refuse its next action.
+    """
     free = AmrTransitionSystem(force_align=fitted.force_align, dictionaries=fitted.dictionaries, frames=fitted.frames, mentions=fitted.mentions)
     seen = {label for labels in (fitted.pred_labels or {}).values() for label in labels}
     counts: Counter = Counter()
     for example in examples:
-        state = free.initial_state(example)
+        state = free.derivation_state(example)
         for action in free.oracle(example):
             kind, _, label = action.partition(":")
             if (kind == PRED or kind in SENSED_COPIES) and action not in replace(state, system=fitted).allowed():

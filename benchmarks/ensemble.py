@@ -2,9 +2,9 @@
 
 Each archive is decoded alone on DATA, then each ensemble of ``--groups`` (archive numbers from 1,
 e.g. ``--groups 1,2 3,4 1,2,3,4``; by default the first two, three, ... archives), as
-``toolkit evaluate FIRST DATA --ensemble SECOND ...`` decodes them (the first archive's search
-unless ``--beam-size``). It prints every metric of the archives, sentences/s, and the speed as a
-ratio to the first archive alone:
+``toolkit evaluate FIRST DATA --ensemble SECOND ...`` decodes them: with the first archive's search,
+resized by ``--beam-size`` with its other settings and checks kept. It prints every metric of the
+archives, sentences/s, and the speed as a ratio to the first archive alone:
 
     python benchmarks/ensemble.py DATA ARCHIVE ARCHIVE [ARCHIVE ...] [--groups 1,2 ...] [--beam-size K] [--threads 1]
 
@@ -30,14 +30,14 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     from toolkit.archive import load_archive
-    from toolkit.decoding import BeamSearch
+    from toolkit.decoding import BeamSearch, search_with_beam
     from toolkit.evaluation import predict, score
     from toolkit.models.ensemble import ensemble_archive
     from toolkit.plugins import import_plugins
 
+    BeamSearch.check_size(args.beam_size)  # before the archives load
     import_plugins()
     archives = [load_archive(path) for path in args.archives]
-    search = BeamSearch.of_size(args.beam_size)
     examples = archives[0].dataset_reader.read(args.data, whole=True)
     runs = [(f"{number}. {path}", archive) for number, (path, archive) in enumerate(zip(args.archives, archives), start=1)]
     groups = (
@@ -49,6 +49,7 @@ def main() -> None:
     baseline = None
     for name, archive in runs:
         start = time.perf_counter()
+        search = search_with_beam(archive.model.search, args.beam_size)
         metrics = score(predict(archive.model, examples, search=search), examples, archive.metrics)
         speed = len(examples) / (time.perf_counter() - start)
         if baseline is None:

@@ -161,7 +161,7 @@ def answer_all(predictor, questions: list[str], batch_size: int) -> tuple[list[d
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--archive", default=str(REPO / "runs" / "geo"), help="a model.tar.gz or a training directory (default: the README's runs/geo)")
-    parser.add_argument("--beam-size", type=int, default=None, help="a beam of this size instead of the archive's own search")
+    parser.add_argument("--beam-size", type=int, default=None, help="the archive's own search with a beam of this size (its checks kept)")
     parser.add_argument(
         "--execution-guided",
         action=argparse.BooleanOptionalAction,

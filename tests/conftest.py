@@ -193,6 +193,25 @@ def geo_raw_archive(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def geo_abstaining_archive(geo_raw_archive, tmp_path_factory) -> Path:
+    """The parser of ``geo_raw_archive`` searching as the main job does: a beam of 3 guided by its executor,
+    with answer kinds, abstention and ``min_confidence``, and a length penalty of its own. A copy of its run
+    folder with ``model.search`` changed (a folder may go without ``manifest.json``), so no second training.
+    """
+    import json
+    import shutil
+
+    run = tmp_path_factory.mktemp("geo_abstaining") / "run"
+    shutil.copytree(geo_raw_archive.parent, run, ignore=shutil.ignore_patterns("model.tar.gz", "manifest.json"))
+    config = json.loads((run / "config.json").read_text(encoding="utf-8"))
+    executor = next(metric["executor"] for metric in config["metrics"] if metric["type"] == "denotation_accuracy")
+    search = {"beam_size": 3, "length_penalty": 0.5, "answer_kinds": {"type": "geo_english"}, "abstain": True, "min_confidence": 0.5}
+    config["model"]["search"] = {"type": "beam", "execution_guided": executor, **search}
+    (run / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return run
+
+
+@pytest.fixture(scope="session")
 def dependency_archive(ewt, tmp_path_factory) -> Path:
     """A seconds-sized Stack-Transformer (labeled SHIFT, non-projective trees skipped) on the EWT slice."""
     import json

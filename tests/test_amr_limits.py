@@ -7,12 +7,15 @@ and fell back to one-node graphs. Little Prince sentences joined show the same: 
 need 6.5 actions per token, twelve (247 tokens) 8.9, as deeper stacks take more SWAPs.
 """
 
+from collections import Counter
+
 import penman
 import pytest
 import torch
 
+from benchmarks.amr_alignment import lost_labels
 from predictors.amr import penman_block, readable
-from tests.conftest import data_root
+from tests.conftest import FIXTURES, data_root
 from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.example import Example
 from toolkit.decoding import BeamSearch, GreedySearch
@@ -187,3 +190,46 @@ def test_the_search_counts_the_outputs_it_stopped(little_prince, caplog):
         stopped = sum("# ::warning stopped: " in output for output in outputs)
         assert search.stopped == stopped > 0 and f"{stopped} of {len(examples)} outputs come from hypotheses the grammar stopped" in caplog.text
         assert all(penman.decode(output).instances() for output in outputs)
+
+
+# six figure nodes from one token, as ISI's biomedical AMR makes them: past an unfitted grammar's max_repeats_per_span of 5
+FIGURES = Example(
+    "Figures 1A-1F show the cells .".split(),
+    target=penman.decode(
+        '(s / show-01 :ARG0 (a / and :op1 (f1 / figure :mod "1A") :op2 (f2 / figure :mod "1B") :op3 (f3 / figure :mod "1C")'
+        ' :op4 (f4 / figure :mod "1D") :op5 (f5 / figure :mod "1E") :op6 (f6 / figure :mod "1F")) :ARG1 (c / cell))'
+    ),
+)
+
+
+def test_a_replay_of_the_gold_actions_starts_where_the_oracle_does():
+    """The oracle and its replays start at ``derivation_state``, which the span guards do not cut; a parse starts at
+    ``initial_state``, which they cut unless the grammar is fitted on the data.
+    """
+    unfitted = AmrTransitionSystem()
+    actions, status = unfitted.run_oracle(FIGURES)
+    assert status == "exact" and actions.count("COPY_LEMMA") == 7  # six figures, and the cells
+    state = unfitted.derivation_state(FIGURES)
+    for action in actions:
+        state = state.apply(action)
+    assert state.result() == unfitted.gold(FIGURES)
+    with pytest.raises(ValueError, match=r"'DEPENDENT:mod:\"1F\"' is not allowed"):
+        replayed(unfitted, FIGURES, actions)
+    fitted = AmrTransitionSystem()
+    assert fitted.fit([FIGURES])["max_repeats_per_span"] == 8  # 6 needed, and the margin
+    assert replayed(fitted, FIGURES, actions).result() == fitted.gold(FIGURES)
+
+
+def test_lost_labels_counts_text_of_another_kind(little_prince):
+    """``benchmarks/amr_alignment.py``'s count of the gold labels a grammar fitted on 40 Little Prince graphs does not
+    allow, on scientific prose: it replays the oracle as training does, so no span guard cuts it.
+    """
+    on_the_book = AmrTransitionSystem()
+    on_the_book.fit(little_prince["train"][:40])
+    science = DatasetReader.by_name("penman")().read(FIXTURES / "amr_science_heldout.txt")
+    lost = lost_labels(on_the_book, science)
+    assert set(lost) <= {"never in training", "seen with other lemmas"} and sum(lost.values()) > 0
+    assert lost_labels(on_the_book, [FIGURES]) == Counter({"never in training": 1})  # PRED:and at "show"; the copies are allowed
+    itself = AmrTransitionSystem()
+    itself.fit(science + [FIGURES])
+    assert lost_labels(itself, science + [FIGURES]) == Counter()  # fitted on the text, it loses nothing of it

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from predictors.amr import penman_block
 from tests.conftest import run
 from toolkit.archive import load_archive
+from toolkit.data.dataset_readers import PenmanReader
+from toolkit.data.tokenization import split_tokens
 from transition_systems.amr.graph import PLACEHOLDER
 from transition_systems.amr.penman_text import metadata_value, read_metadata_value
 
@@ -134,3 +136,18 @@ def test_tokens_with_spaces_are_an_error_not_other_tokens(amr_archive):
         '"tokens" must be a list of strings, none empty or with spaces in it',
         "",
     ]
+
+
+def test_the_tok_line_is_the_words_every_reader_of_the_text_gets(amr_archive, tmp_path):
+    """``# ::tok`` holds the tokenizer's words, which the ``penman`` reader's ``spacy`` tokenizer gives too: no word
+    written without an apostrophe split (``id`` was ``i d``), each markup tag one word, read back whole.
+    """
+    from predictors import Predictor
+
+    text = 'my id card , Wed night : <i>BRAF</i> in <xref ref-type="fig" rid="F3">Fig 3</xref>'
+    words = ["my", "id", "card", ",", "Wed", "night", ":", "<i>", "BRAF", "</i>", "in", '<xref ref-type="fig" rid="F3">', "Fig", "3", "</xref>"]
+    [block] = Predictor.by_name("amr")(load_archive(amr_archive)).predict_lines([text])
+    assert split_tokens(read_back(block)["tok"]) == words
+    source = tmp_path / "data.txt"
+    source.write_text(f"# ::snt {text}\n(c / card :poss (i / i))\n", encoding="utf-8")
+    assert PenmanReader(tokenizer="spacy", lemmas=False).read(source)[0].tokens == words

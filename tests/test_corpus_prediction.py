@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 
 from tests.conftest import run
 from toolkit.corpus.engines import LocalEngine
+from toolkit.corpus.inputs import input_files
 from toolkit.corpus.manifest import Manifest
 from toolkit.corpus.run import predict_corpus
-from toolkit.corpus.shards import input_files, plan_shards, range_sha256, shard_lines
+from toolkit.corpus.shards import plan_shards, range_sha256, shard_lines
 from toolkit.corpus.worker import PredictionSettings
 from toolkit.errors import DataError, ToolkitError
 from toolkit.files import input_lines
@@ -203,7 +204,8 @@ def test_a_changed_input_is_parsed_again(seq2seq_archive, corpus, tmp_path):
         (["{corpus}", "--engine", "local"], "name their folder with -o FOLDER"),
         (["-", "--engine", "local", "-o", "{tmp}/out"], "not standard input"),
         (["{corpus}", "--engine", "spark", "-o", "{tmp}/out"], "--engine 'spark' is not an engine; the engines: dask, local"),
-        (["{corpus}", "--engine", "local", "-o", "{corpus}/out"], "is the input"),
+        (["{corpus}", "--engine", "local", "-o", "{corpus}"], "the output folder {corpus} holds the input {corpus}"),
+        (["{corpus}/a.txt", "--engine", "local", "-o", "{corpus}"], "holds the input"),
         (["{corpus}", "--engine", "local", "-o", "{corpus}/a.txt"], "is a file: name a folder"),
         (["{corpus}", "--engine", "local", "--workers", "2", "-o", "{tmp}/out"], "--engine local parses in this process"),
         (["{corpus}", "--engine", "local", "--shard-size", "lots", "-o", "{tmp}/out"], "'lots' is not a size in bytes"),
@@ -212,7 +214,7 @@ def test_a_changed_input_is_parsed_again(seq2seq_archive, corpus, tmp_path):
 def test_corpus_mistakes_are_one_line(seq2seq_archive, corpus, tmp_path, monkeypatch, capsys, arguments, message):
     filled = [argument.format(corpus=corpus, tmp=tmp_path) for argument in arguments]
     code, _, err = run(monkeypatch, capsys, "predict", seq2seq_archive, *filled)
-    assert code in (1, 2) and message in err and "Traceback" not in err, err
+    assert code in (1, 2) and message.format(corpus=corpus) in err and "Traceback" not in err, err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 

@@ -13,11 +13,13 @@ import torch
 from tests.conftest import run
 from tests.test_search import SENTENCES, end_or_go_on_model, tiny_model
 from toolkit.cli_options import guided as cli_guided
+from toolkit.cli_options import search_for
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import Vocabulary
-from toolkit.decoding import BeamSearch, GreedySearch, Search
+from toolkit.decoding import BeamSearch, GreedySearch, Search, search_with_beam
 from toolkit.errors import ConfigurationError
 from toolkit.execution import Denotation, Executor
+from toolkit.execution.answer_kinds import GeoEnglish
 from toolkit.grammars import SequenceGrammar
 from toolkit.metrics import Metric
 
@@ -146,6 +148,11 @@ def test_the_cli_flag_needs_an_executor_and_a_beam():
         cli_guided(None, greedy)
     search = cli_guided(BeamSearch(beam_size=2), greedy)
     assert search.beam_size == 2 and isinstance(search.execution_guided, FakeExecutor)
+    with pytest.raises(ConfigurationError, match="give --beam-size K"):
+        search_for(greedy, None, execution_guided=True)
+    greedy.model.search = GreedySearch(max_steps=40)
+    search = search_for(greedy, 2, execution_guided=True)  # a beam made of the greedy search, its step limit kept
+    assert (search.beam_size, search.max_steps, search.fixed_steps) == (2, 40, True) and isinstance(search.execution_guided, FakeExecutor)
 
 
 def test_evaluate_and_predict_guided_end_to_end(geo_raw_archive, tmp_path, monkeypatch, capsys, caplog):
@@ -236,3 +243,102 @@ def test_min_confidence_acts_only_with_abstain_and_also_without_guidance():
 def test_min_confidence_is_a_share_of_probability():
     with pytest.raises(ConfigurationError, match="min_confidence"):
         Search.from_params({"type": "beam", "abstain": True, "min_confidence": 1.5})
+
+
+# ------------------------------------------------------------------ --beam-size: another size, and everything else the archive's search has
+
+COUNTS = {"guided_changes": 0, "abstentions": 0, "cut_short": 0, "stopped": 0}
+
+
+def abstaining_beam() -> BeamSearch:
+    """A beam configured as the main job's is, with every other setting off its default and its counts running."""
+    search = BeamSearch(
+        beam_size=5,
+        length_penalty=0.3,
+        max_steps=40,
+        use_cache=False,
+        early_stopping=True,
+        execution_guided=FakeExecutor(failing=["state:t"]),
+        answer_kinds=GeoEnglish(),
+        abstain=True,
+        min_confidence=0.4,
+    )
+    search.guided_changes = search.abstentions = search.cut_short = search.stopped = 2
+    return search
+
+
+def test_a_size_keeps_everything_else_the_archive_s_beam_has():
+    """``--beam-size K`` built a plain beam: the executor, answer kinds, abstention and min_confidence were gone."""
+    own = abstaining_beam()
+    resized = search_with_beam(own, 2)
+    assert type(resized) is BeamSearch and vars(resized) == {**vars(own), "beam_size": 2, **COUNTS}
+    assert own.beam_size == 5 and own.abstentions == 2  # the model's own search is left as it was
+    guided = resized.guided_by(FakeExecutor())  # --execution-guided on top: another executor, nothing else changed
+    assert vars(guided) == {**vars(resized), "execution_guided": guided.execution_guided}
+
+
+def test_a_resized_beam_doubts_what_the_archive_s_beam_doubts():
+    model, example = scripted_model(), Example(SENTENCES[0])
+    for size in (3, 4):  # the scripted model has three readings: a wider beam finds the same
+        search = search_with_beam(abstaining_beam(), size)
+        assert model.predict([example], search) == ["city:t"] and "30%" in example.meta["doubt"] and search.abstentions == 1
+
+
+def test_a_size_makes_a_greedy_search_a_beam_with_its_limits():
+    beam = search_with_beam(GreedySearch(max_steps=40, use_cache=False), 3)
+    assert (type(beam), beam.beam_size, beam.max_steps, beam.fixed_steps, beam.use_cache) == (BeamSearch, 3, 40, True, False)
+    assert not search_with_beam(GreedySearch(), 3).fixed_steps  # each input keeps the limit its grammar gives
+    plain = search_with_beam(None, 3)  # a tagger has no search
+    assert plain.beam_size == 3 and plain.execution_guided is None and not plain.abstain
+    assert search_with_beam(abstaining_beam(), None) is None  # the model's own search, as it is
+
+
+@pytest.mark.parametrize("beam_size, message", [(0, "must be at least 1, got 0"), ("3", "expected int, got '3'")])
+def test_a_bad_size_is_refused_as_the_config_s_beam_size_is(beam_size, message):
+    for search in (abstaining_beam(), GreedySearch(), None):
+        with pytest.raises(ConfigurationError, match=f"^beam_size: {message}$"):
+            search_with_beam(search, beam_size)
+
+
+GEO_QUESTIONS = (
+    "quelle est la capitale du Texas ?\nWie viele Menschen leben in Texas?\nWho is the president?\nWhat is the capital of Texas?\n"
+    "how many rivers are in ohio ?\ntell me about the weather\n"
+)
+
+
+def test_predict_at_a_size_abstains_where_the_archive_s_search_does(geo_abstaining_archive, tmp_path, monkeypatch, capsys):
+    """The archive's guided beam of 3 abstains; ``--beam-size 3 --execution-guided``, alone or with an ensemble of the
+    archive and itself, writes what its defaults write (a plain beam answered French and German questions with states).
+    """
+    archive = geo_abstaining_archive
+    capsys.readouterr()  # training's output
+    questions = tmp_path / "questions.txt"
+    questions.write_text(GEO_QUESTIONS, encoding="utf-8")
+    outputs = {}
+    for flags in ((), ("--beam-size", "3", "--execution-guided"), ("--beam-size", "3", "--ensemble", archive)):
+        code, out, err = run(monkeypatch, capsys, "predict", archive, questions, "--device", "cpu", *flags)
+        assert code == 0, err
+        outputs[flags] = [json.loads(line) for line in out.splitlines()]
+    default = outputs[()]
+    assert len(default) == 6 and any(record.get("abstained") for record in default)  # the checks have something to do
+    assert all(records == default for records in outputs.values())
+
+
+def test_load_predictor_and_serve_keep_the_checks_at_any_size(geo_abstaining_archive):
+    from toolkit import load_predictor
+    from toolkit.serving.server import describe
+
+    own = load_predictor(geo_abstaining_archive, device="cpu")
+    for predictor in (
+        load_predictor(geo_abstaining_archive, device="cpu", beam_size=5),
+        load_predictor(geo_abstaining_archive, device="cpu", beam_size=5, ensemble=[geo_abstaining_archive]),
+    ):
+        search, archive_search = predictor.search, predictor.model.search
+        assert search is not archive_search and (search.beam_size, archive_search.beam_size) == (5, 3)
+        assert vars(search) == {**vars(archive_search), "beam_size": 5}
+        assert (search.abstain, search.min_confidence, search.length_penalty, type(search.answer_kinds)) == (True, 0.5, 0.5, GeoEnglish)
+        assert search.execution_guided is not None
+        assert describe(geo_abstaining_archive, predictor, "semantic_parser")["search"] == {"type": "BeamSearch", "beam_size": 5}  # what serve's /info says
+    same = load_predictor(geo_abstaining_archive, device="cpu", beam_size=3)
+    texts = GEO_QUESTIONS.splitlines()
+    assert same.predict_batch(texts) == own.predict_batch(texts)

@@ -5,13 +5,14 @@ and, where spaCy is installed, the fallback against spaCy itself.
 
 import re
 import sys
+from functools import lru_cache
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from toolkit.data import tokenization
-from toolkit.data.tokenization import lemmatize, split_tokens, tokenize, treebank_tokens
+from toolkit.data.tokenization import MARKUP_TAG, WORD_SPLITS, lemmatize, split_tokens, tokenize, treebank_tokens
 
 
 @pytest.fixture
@@ -54,8 +55,8 @@ def test_the_fallback_says_which_words_are_followed_by_a_space():
 @given(st.text(alphabet="ab A.,;:!?'\"`()-/$%—“”’0 \t\n", max_size=30) | st.text(max_size=30))
 def test_the_fallback_keeps_every_character_but_whitespace_in_order(text):
     tokens = treebank_tokens(text)
-    assert "".join(word for word, _ in tokens) == re.sub(r"\s", "", text)
-    assert all(word and not re.search(r"\s", word) for word, _ in tokens)
+    assert "".join(re.sub(r"\s", "", word) for word, _ in tokens) == re.sub(r"\s", "", text)
+    assert all(word and (not re.search(r"\s", word) or MARKUP_TAG.fullmatch(word)) for word, _ in tokens)  # a tag may hold spaces
 
 
 def test_without_spacy_the_fallbacks_tokenize_and_lemmatize(no_spacy):
@@ -105,3 +106,90 @@ def test_split_tokens_is_whitespace_splitting_where_no_tag_opens(words):
 )
 def test_split_tokens_keeps_a_markup_tag_whole(text, expected):
     assert split_tokens(text) == expected
+
+
+# ------------------------------------------------------------------ the same words from both tokenizers
+
+
+@pytest.fixture(params=["spacy", "treebank"])
+def english_tokens(request):
+    """Each tokenizer's words with whether whitespace follows (spaCy's skipped where it is not installed)."""
+    if request.param == "spacy":
+        pytest.importorskip("spacy", reason='spaCy is not installed (pip install "spacy>=3.8,<3.9")')
+        return tokenization.spacy_tokens
+    return treebank_tokens
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("my id card", "my id card"),  # spaCy's rules made "i d" of it
+        ("Wed night", "Wed night"),
+        ("he cant go", "he cant go"),
+        ("hes here , whats up ? Im fine", "hes here , whats up ? Im fine"),
+        ("I dont know , ima go , we wont", "I dont know , ima go , we wont"),
+        ("I can't , he'd go", "I ca n't , he 'd go"),  # with the apostrophe, split as ever
+        (
+            "I cannot go , gonna try , wanna come ? gotta go , Gimme that , LEMME see",
+            "I can not go , gon na try , wan na come ? got ta go , Gim me that , LEM ME see",
+        ),
+    ],
+)
+def test_a_word_without_an_apostrophe_is_split_only_as_the_treebank_splits_it(english_tokens, text, expected):
+    assert [word for word, _ in english_tokens(text)] == expected.split()
+
+
+def test_spacy_splits_no_word_without_an_apostrophe_but_the_treebanks():
+    pytest.importorskip("spacy", reason='spaCy is not installed (pip install "spacy>=3.8,<3.9")')
+    rules = tokenization._spacy_tokenizer().rules
+    assert {text.lower() for text, pieces in rules.items() if len(pieces) > 1 and text.isalpha()} == set(WORD_SPLITS)
+    assert len(rules["10am"]) == 2  # a number and its unit, no word changed, split as before
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("<i>BRAF</i> mutations", ["<i>", "BRAF", "</i>", "mutations"]),  # a tag glued to a word
+        ('see <xref ref-type="fig" rid="F3">the figure</xref>.', ["see", '<xref ref-type="fig" rid="F3">', "the", "figure", "</xref>", "."]),
+        ("(<a href='x y'>link</a>)", ["(", "<a href='x y'>", "link", "</a>", ")"]),
+        ("a < b", ["a", "<", "b"]),  # a < that opens no tag
+        ("if x<y and y>z", ["if", "x", "<", "y", "and", "y", ">", "z"]),  # glued, with bare attributes: a comparison
+        ("a <b and c> d", ["a", "<b and c>", "d"]),  # between spaces, as split_tokens keeps it
+        ("line<br/>break", ["line", "<br/>", "break"]),
+        ("<p><br/></p>", ["<p>", "<br/>", "</p>"]),  # a line of tags only
+    ],
+)
+def test_both_tokenizers_keep_a_markup_tag_one_word(english_tokens, text, expected):
+    assert [word for word, _ in english_tokens(text)] == expected
+    assert split_tokens(" ".join(expected)) == expected  # written to # ::tok, read back the same
+
+
+def test_a_tag_says_whether_whitespace_follows_it(english_tokens):
+    assert english_tokens("<i>BRAF</i> is <b>") == [("<i>", False), ("BRAF", False), ("</i>", True), ("is", True), ("<b>", False)]
+
+
+NO_SPACY = pytest.mark.skipif(not tokenization.spacy_installed(), reason='spaCy is not installed (pip install "spacy>=3.8,<3.9")')
+
+
+@lru_cache(maxsize=1)
+def spacy_as_it_was():  # type: ignore[no-untyped-def]
+    """``spacy.blank("en")``'s tokenizer with all its special cases."""
+    import spacy
+
+    return spacy.blank("en").tokenizer
+
+
+@NO_SPACY
+@given(st.text(alphabet="abkxzABK.,;:!?'\"()-/$%0 >=\t\n", max_size=30))
+def test_without_a_tag_or_a_word_split_spacy_splits_as_it_did(text):
+    """No ``<``, and none of the letters that spell a removed special case: the words ``spacy.blank("en")`` makes."""
+    before = [(token.text, bool(token.whitespace_)) for token in spacy_as_it_was()(text) if not token.is_space]
+    assert tokenization.spacy_tokens(text) == before
+
+
+@given(st.text(alphabet="ab<>/=\"' .i(", max_size=25))
+def test_each_tokenizers_words_are_what_split_tokens_reads_back(text):
+    text = " ".join(text.split())
+    for tokens in [treebank_tokens] + ([tokenization.spacy_tokens] if tokenization.spacy_installed() else []):
+        words = [word for word, _ in tokens(text)]
+        assert split_tokens(" ".join(words)) == words and "".join(words).replace(" ", "") == text.replace(" ", "")

@@ -41,16 +41,19 @@ def load_predictor(
     (:mod:`toolkit.archive_sources`).
 
     *predictor* defaults to the one the archive's grammar names (``dependency`` for a transition
-    system, ``amr``, ``tagger``, else ``semantic_parser``); *beam_size* replaces the model's own
-    search with a beam of that size; *include_package* (one name or several) imports plugin packages first, as
-    ``--include-package`` does (archives import the plugins they record by themselves); *ensemble*
-    names more archives of the same grammar and data to decode with, averaging their predictions
-    (:mod:`toolkit.models.ensemble`); *quantize* ``"int8"`` quantizes the models' Linear layers for
-    the CPU (:mod:`toolkit.quantization`).
+    system, ``amr``, ``tagger``, else ``semantic_parser``); *beam_size* gives the model's own
+    search a beam of that size and keeps all else it has (a beam's executor, answer kinds,
+    abstention and ``min_confidence``: :func:`~toolkit.decoding.beam.search_with_beam`), so a size
+    never answers what the archive abstains on; *include_package* (one name or several) imports
+    plugin packages first, as ``--include-package`` does (archives import the plugins they record by
+    themselves); *ensemble* names more archives of the same grammar and data to decode with,
+    averaging their predictions (:mod:`toolkit.models.ensemble`; *beam_size* resizes the first
+    one's search); *quantize* ``"int8"`` quantizes the models' Linear layers for the CPU
+    (:mod:`toolkit.quantization`).
     """
     from predictors.predictor import Predictor, describe
     from toolkit.archive_sources import resolve_archive
-    from toolkit.decoding import BeamSearch
+    from toolkit.decoding import BeamSearch, search_with_beam
     from toolkit.device import resolve_device
     from toolkit.models.ensemble import load_ensemble
     from toolkit.plugins import import_plugins
@@ -59,10 +62,10 @@ def load_predictor(
         raise TypeError(f"load_predictor takes the path of an archive (a str or a Path), not {describe(archive)}")
     if predictor is not None and not isinstance(predictor, str):
         raise TypeError(f"load_predictor's predictor is a registered name (a str, see `toolkit list Predictor`), not {describe(predictor)}")
-    search = BeamSearch.of_size(beam_size)  # a bad argument fails before the archive is loaded
+    BeamSearch.check_size(beam_size)  # a bad argument fails before the archive is loaded
     import_plugins((include_package,) if isinstance(include_package, str) else tuple(include_package))  # one name, not its letters
     if isinstance(ensemble, (str, os.PathLike)) or not all(isinstance(path, (str, os.PathLike)) for path in ensemble):
         raise TypeError(f"load_predictor's ensemble is a list of archive paths, not {describe(ensemble)}")
     loaded = load_ensemble([resolve_archive(source) for source in (archive, *ensemble)], resolve_device(device, "device"), quantize)
     name = predictor or loaded.model.grammar.default_predictor
-    return Predictor.by_name(name)(loaded, search=search)
+    return Predictor.by_name(name)(loaded, search=search_with_beam(getattr(loaded.model, "search", None), beam_size))

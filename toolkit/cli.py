@@ -23,23 +23,21 @@ from toolkit.cli_options import (
     corpus_options,
     device_option,
     ensemble_option,
-    guided,
     guided_option,
     import_packages,
     include_option,
     load_archives,
     quantize_option,
-    search_of_size,
+    search_for,
     within_open_files,
 )
 from toolkit.corpus.run import DEFAULT_SHARD_SIZE
 from toolkit.errors import ToolkitError
 from toolkit.interrupts import Terminated
-from toolkit.limits import MAX_BATCH
+from toolkit.limits import MAX_BATCH, MAX_TIMEOUT, MIN_TIMEOUT
 from toolkit.upgrades import ToolkitDeprecationWarning
 
 MAX_WAIT_MS = 10_000  # a batch that waits longer for company makes each lone request wait as long (1e308: never answered)
-MAX_TIMEOUT = 3600  # seconds: a longer --client-timeout lets slow clients hold connections for good (inf: forever)
 MAX_SENTENCES = 1000  # visualize: about ten pictures each
 
 
@@ -134,7 +132,7 @@ def evaluate(
         check_output(output_file, [data], [archive, *ensemble])  # before the decoding, not after it
     import_packages(include)
     loaded = load_archives(archive, device, ensemble, quantize)
-    search = guided(search_of_size(beam_size), loaded) if execution_guided else search_of_size(beam_size)
+    search = search_for(loaded, beam_size, execution_guided)
     extras = [(name, Metric.by_name(name)()) for name in extra_metrics]
     examples = loaded.dataset_reader.read(data, whole=True)
     check_golds([*loaded.metrics, *(metric for _, metric in extras)], examples)  # before decoding
@@ -221,7 +219,7 @@ def predict_stream(settings, input_file: str, output_file: str | None) -> None:
 def predict_corpus_into(settings, inputs: tuple[str, ...], output: str | None, engine: str, **corpus) -> None:
     """``toolkit predict --engine``: the corpus *inputs* into the folder *output*, resuming what its manifest shows finished."""
     from toolkit.corpus import Engine, predict_corpus
-    from toolkit.files import check_not_read
+    from toolkit.files import check_not_read, lands_on
     from toolkit.interrupts import termination_interrupts
 
     import_packages(settings.include)
@@ -233,12 +231,9 @@ def predict_corpus_into(settings, inputs: tuple[str, ...], output: str | None, e
         raise ToolkitError(f"the output folder {output} is a file: name a folder (it is made if missing)")
     if not Engine.is_registered(engine):
         raise ToolkitError(f"--engine {engine!r} is not an engine; the engines: {', '.join(Engine.list_available())}")
-    check_not_read(
-        output,
-        [path for path in inputs if Path(path).exists()],
-        [part for archive in (settings.archive, *settings.ensemble) for part in archive_parts(archive)],
-        kind="folder",
-    )
+    check_not_read(output, [], [part for archive in (settings.archive, *settings.ensemble) for part in archive_parts(archive)], kind="folder")
+    if held := next((path for path in inputs if Path(path).exists() and lands_on(path, output)), None):
+        raise ToolkitError(f"the output folder {output} holds the input {held}: its outputs could overwrite what is read; name another folder")
     shard_size = corpus.pop("shard_size")
     with termination_interrupts():
         summary = predict_corpus(settings, list(inputs), output, Engine.by_name(engine)(**corpus), shard_size)
@@ -264,14 +259,14 @@ def predict_corpus_into(settings, inputs: tuple[str, ...], output: str | None, e
 @click.option("--predictor", default=None, help="Predictor name (see `toolkit list Predictor`); default: the one the archive's grammar names.")
 @click.option(
     "--client-timeout",
-    type=FiniteRange(0, MAX_TIMEOUT, min_open=True),
+    type=FiniteRange(MIN_TIMEOUT, MAX_TIMEOUT),
     default=10.0,
     show_default=True,
     help="Seconds a client has to send a request's head, then again its body (else 408, connection closed); a client that reads none of its response for this long is cut off.",
 )
 @click.option(
     "--graceful-timeout",
-    type=FiniteRange(0, MAX_TIMEOUT, min_open=True),
+    type=FiniteRange(MIN_TIMEOUT, MAX_TIMEOUT),
     default=20.0,
     show_default=True,
     help="On SIGTERM or Ctrl-C: seconds that requests already read may take to be answered; then the rest get a 503 and the server exits.",

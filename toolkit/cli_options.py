@@ -2,6 +2,7 @@
 archives and choose a search. Kept apart from :mod:`toolkit.cli`, which holds the commands themselves.
 """
 
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,7 +32,12 @@ ensemble_option = click.option(
     metavar="ARCHIVE",
     help="Decode with this archive too (a path, URL or installed model; same grammar and data), averaging the models' predictions; repeatable.",
 )
-beam_option = click.option("--beam-size", type=click.IntRange(min=1), default=None, help="Beam search with this beam (default: the model's search).")
+beam_option = click.option(
+    "--beam-size",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Beam search with this beam; an archive's beam keeps its other settings and checks (default: the model's search).",
+)
 quantize_option = click.option(
     "--quantize",
     type=click.Choice(["int8"]),
@@ -46,23 +52,28 @@ guided_option = click.option(
 
 
 class ByteSize(click.ParamType):
-    """A number of bytes, plain or with a binary unit: ``65536``, ``512K``, ``64M``, ``1G``."""
+    """A number of bytes, plain or with a binary unit: ``65536``, ``512K``, ``64M``, ``1G``; at least 1 and at most
+    :attr:`MOST` (``inf``, ``nan``, ``1e400`` or ``1e308G`` are no sizes: they overflowed into a traceback).
+    """
 
     name = "size"
-    UNITS: ClassVar[dict[str, int]] = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    UNITS: ClassVar[dict[str, int]] = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
+    MOST = 1 << 60  # an exbibyte: more than any file holds, so "never cut" needs nothing larger
 
     def convert(self, value, param, context):
-        if isinstance(value, int):
+        if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= self.MOST:
             return value
         text = str(value).strip().upper().removesuffix("IB").removesuffix("B")
         number, unit = (text[:-1], text[-1]) if text[-1:] in self.UNITS and text[-1:] else (text, "")
         try:
-            size = int(float(number) * self.UNITS[unit])
+            size = float(number) * self.UNITS[unit]
         except (ValueError, KeyError):
-            size = 0
-        if size < 1:
+            size = math.nan
+        if math.isnan(size) or size < 1:
             self.fail(f"{value!r} is not a size in bytes (e.g. 65536, 512K, 64M, 1G)", param, context)
-        return size
+        if size > self.MOST:  # inf too
+            self.fail(f"{value!r} is more bytes than any file holds: at most 1024P", param, context)
+        return int(size)
 
 
 def corpus_options(command):
@@ -182,14 +193,23 @@ def config_params(config: str, overrides: tuple[str, ...]):
     return Params.from_file(config, combined, keys_of=keys_taken)
 
 
-def search_of_size(beam_size: int | None):
-    from toolkit.decoding import BeamSearch
+def search_for(archive, beam_size: int | None, execution_guided: bool = False):
+    """The search of ``--beam-size`` and ``--execution-guided`` over *archive*'s model (``None``: the model's own, as it is).
 
-    return BeamSearch.of_size(beam_size)
+    A size keeps all else the archive's search has, its checks included (:func:`~toolkit.decoding.beam.search_with_beam`).
+    """
+    from toolkit.decoding import search_with_beam
+
+    search = search_with_beam(getattr(archive.model, "search", None), beam_size)
+    return guided(search, archive) if execution_guided else search
 
 
 def guided(search, archive):
-    """*search* (or the model's own, a beam) guided by the executor of *archive*'s execution metric."""
+    """*search* (or the model's own, a beam) guided by the executor of *archive*'s execution metric.
+
+    *search* is the model's own or one :func:`~toolkit.decoding.beam.search_with_beam` resized, so guidance
+    chooses with the archive's checks; a greedy archive needs ``--beam-size K`` for a beam to choose from.
+    """
     from predictors.semantic_parser import archive_executor
     from toolkit.decoding import BeamSearch
 

@@ -3,8 +3,10 @@ what is read, and failing in one line; atomic writes; a lock.
 
 A line is what ends in ``\n`` (or the end of the file), as ``wc -l`` counts: a bare ``\r``, a form
 feed or U+2028 inside a line stays inside it, so a predictor writes exactly one record per input
-line. Every operating-system error on a named path becomes a :class:`ToolkitError` that names the
-path and the reason (``permission denied``), never a traceback.
+line. The one exception is a file whose lines all end in ``\r`` alone (classic Mac OS; see
+:func:`line_end`), which holds no ``\n`` at all: its lines end in ``\r``. Every operating-system
+error on a named path becomes a :class:`ToolkitError` that names the path and the reason
+(``permission denied``), never a traceback.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ import errno
 import io
 import json
 import os
+import re
 import secrets
 import shutil
 import stat
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
@@ -129,6 +132,38 @@ def check_encoding(head: bytes, name: str | os.PathLike) -> None:
             )
 
 
+HEAD = 1 << 16  # the first bytes of an input, where its encoding and line ends are told
+LONE_CR = re.compile(rb"\r[^\n]")
+
+
+def line_end(head: bytes) -> str:
+    r"""What ends the lines of a file whose first bytes are *head*: ``"\r"`` where they hold a carriage
+    return followed by something other than ``\n``, and no ``\n`` (a classic Mac OS file), else ``"\n"``.
+
+    Read as ``\n``-ended, such a file is one line, and a CoNLL-U file in it became raw text. A CR at
+    the very end of *head* decides nothing (its ``\n`` may come next); a ``\n`` anywhere in it means
+    a bare CR is a character of its line, as everywhere else.
+    """
+    return "\r" if b"\n" not in head and LONE_CR.search(head) else "\n"
+
+
+def binary_lines(file: IO[bytes], block: int = 1 << 20) -> Iterator[bytes]:
+    r"""The lines of the binary *file* with their endings, split as :func:`line_end` of its first bytes says."""
+    peek = getattr(file, "peek", None)
+    if peek is None or line_end(peek(HEAD)[:HEAD]) == "\n":
+        yield from file
+        return
+    pieces: list[bytes] = []  # of the line the blocks read so far end in
+    while data := file.read(block):
+        *ended, tail = data.split(b"\r")
+        for line in ended:
+            yield b"".join([*pieces, line, b"\r"])
+            pieces = []
+        pieces.append(tail)
+    if rest := b"".join(pieces):
+        yield rest
+
+
 class InputLines:
     r"""The lines of a text stream without their endings (``\n`` or ``\r\n``); ``name`` says where they come from.
 
@@ -162,22 +197,22 @@ def input_lines(path: str | os.PathLike) -> Iterator[InputLines]:
         if buffer is None:  # already text (a test's StringIO): it splits on "\n" alone
             yield InputLines(sys.stdin, "<stdin>")
             return
-        if hasattr(buffer, "peek"):
-            check_encoding(buffer.peek(4)[:4], "<stdin>")
-        stream = io.TextIOWrapper(buffer, encoding="utf-8-sig", errors="replace", newline="\n")
+        head = buffer.peek(HEAD)[:HEAD] if hasattr(buffer, "peek") else b""
+        check_encoding(head, "<stdin>")
+        stream = io.TextIOWrapper(buffer, encoding="utf-8-sig", errors="replace", newline=line_end(head))
         try:
             yield InputLines(stream, "<stdin>")
         finally:
             stream.detach()  # leave sys.stdin open
         return
     try:
-        stream = open(path, encoding="utf-8-sig", errors="replace", newline="\n")  # noqa: SIM115 - closed below, errors first
-        head = stream.buffer.peek(4)[:4] if hasattr(stream.buffer, "peek") else b""
+        binary = open(path, "rb")  # noqa: SIM115 - closed below, errors first
+        head = binary.peek(HEAD)[:HEAD] if hasattr(binary, "peek") else b""
     except FileNotFoundError:
         raise ToolkitError(f"input file not found: {path}") from None
     except OSError as error:
         raise ToolkitError(f"cannot read the input file {path}: {reason(error)}") from None
-    with stream:
+    with io.TextIOWrapper(binary, encoding="utf-8-sig", errors="replace", newline=line_end(head)) as stream:
         check_encoding(head, path)
         yield InputLines(stream, str(path))
 
@@ -203,21 +238,77 @@ def written_in_place(path: str | os.PathLike) -> bool:
         return False
 
 
-def temporary_beside(path: Path) -> Path:
+@contextmanager
+def temporary_beside(path: Path) -> Iterator[Path]:
     """A new empty file in *path*'s folder, hidden and named after it, that no other writer shares.
 
     It is made as ``open(path, "w")`` would make *path* (the umask applies), and takes the mode of
-    the file it will replace, so renaming it into place changes no permission.
+    the file it will replace, so renaming it into place changes no permission. It is held (``flock``)
+    until the context ends, and takes its ``.tmp`` name only once held, so that
+    :func:`remove_dead_temporaries` tells a writer that died, killed before it could remove its
+    file, from one still writing. The caller renames or removes it before the context ends.
     """
     while True:
-        temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        token = secrets.token_hex(4)
+        making = path.with_name(f".{path.name}.{token}.new")
         try:
-            os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            held = os.open(making, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
             continue
+        break
+    try:
+        if fcntl is not None:
+            fcntl.flock(held, fcntl.LOCK_EX)
+        temporary = path.with_name(f".{path.name}.{token}.tmp")
+        os.rename(making, temporary)
+    except BaseException:
+        os.close(held)
+        with suppress(OSError):
+            making.unlink()
+        raise
+    try:
         with suppress(OSError):
             os.chmod(temporary, stat.S_IMODE(os.stat(path).st_mode))
-        return temporary
+        yield temporary
+    finally:
+        os.close(held)  # the lock goes with it
+
+
+def remove_dead_temporaries(paths: Iterable[Path]) -> None:
+    """Remove the temporary files (:func:`temporary_beside`) that writers of *paths* died before removing:
+    those nobody holds. A live writer's file is held, and left alone; without ``flock`` (Windows) none is removed.
+    """
+    if fcntl is None:
+        return
+    names: dict[Path, set[str]] = {}
+    for path in paths:
+        names.setdefault(path.parent, set()).add(path.name)
+    for folder, written in names.items():
+        try:
+            with os.scandir(folder) as listing:
+                found = [entry.path for entry in listing if (match := TEMPORARY.fullmatch(entry.name)) and match[1] in written]
+        except OSError:  # no folder yet: nothing was written there
+            continue
+        for temporary in found:
+            remove_unless_held(temporary)
+
+
+TEMPORARY = re.compile(r"\.(.+)\.[0-9a-f]{8}\.tmp")
+
+
+def remove_unless_held(path: str) -> None:
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except OSError:  # gone meanwhile (renamed into place by its writer), or not ours to read
+        return
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with suppress(OSError):
+            os.unlink(path)
+    except OSError:  # held: its writer is alive
+        pass
+    finally:
+        os.close(descriptor)
 
 
 @contextmanager
@@ -242,9 +333,14 @@ def writing_output(path: str | os.PathLike | None) -> Iterator[IO[str]]:
         return
     target = Path(os.path.realpath(path))
     existed = target.exists()
-    with termination_interrupts(), _reporting_write_failures(path, f"nothing was written{' (the earlier file is unchanged)' if existed else ''}"):
+    with (
+        termination_interrupts(),
+        _reporting_write_failures(path, f"nothing was written{' (the earlier file is unchanged)' if existed else ''}"),
+        ExitStack() as held,
+    ):
+        remove_dead_temporaries([target])
         try:
-            temporary = temporary_beside(target)
+            temporary = held.enter_context(temporary_beside(target))
         except OSError as error:
             raise ToolkitError(
                 f"cannot write the output file {path}: {reason(error)} (in {target.parent}, where it is written before it is renamed into place)"
@@ -323,11 +419,12 @@ def atomic_write(path: Path, write: Callable[[Path], object], shared_folder: boo
     """
     temporary = None
     try:
-        temporary = temporary_beside(path) if shared_folder else path.with_name(path.name + ".tmp")
-        write(temporary)
-        with open(temporary, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        with ExitStack() as held:
+            temporary = held.enter_context(temporary_beside(path)) if shared_folder else path.with_name(path.name + ".tmp")
+            write(temporary)
+            with open(temporary, "rb") as handle:
+                os.fsync(handle.fileno())
+            os.replace(temporary, path)
     except BaseException as error:
         with suppress(OSError):
             if temporary is not None:

@@ -24,6 +24,14 @@ MAX_BATCH = 4096
 output, and past 2**63 was a traceback.
 """
 
+MIN_TIMEOUT = 0.5
+"""Seconds, the shortest ``serve --client-timeout`` and ``--graceful-timeout``: a shorter one is no bound
+on a slow client but a server that cuts off its own answers (``1e-300`` dropped requests with no
+response at all).
+"""
+MAX_TIMEOUT = 3600
+"""Seconds, the longest of each: a longer ``--client-timeout`` lets slow clients hold connections for good (``inf``: forever)."""
+
 
 @dataclass(frozen=True)
 class Limit:

@@ -66,8 +66,14 @@ class LocalEngine(Engine):
         return describe(self.settings)
 
     def parse(self, shards: list[Shard], folder: str, archive_sha256: str) -> Iterator[tuple[Shard, Result]]:
+        """Each shard in turn; one that fails, for whatever reason, fails alone, as a Dask worker's does after its retries."""
         for shard in shards:
-            yield shard, reported(parse_shard, self.settings, shard, folder, archive_sha256)
+            try:
+                result = reported(parse_shard, self.settings, shard, folder, archive_sha256)
+            except Exception as error:
+                logger.debug("%s failed", shard.describe(), exc_info=True)
+                result = {"failed": failure(error)}
+            yield shard, result
 
 
 def reported(function, *arguments, **keywords) -> Result:
@@ -108,8 +114,10 @@ class DaskEngine(Engine):
         self.cluster = None
         address = self.address or dask.config.get("scheduler-address", None)
         if address:
+            timeout = dask.utils.parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds")  # 30 s unless configured
+            check_scheduler(address, timeout)
             try:
-                self.client = Client(address, timeout=dask.config.get("distributed.comm.timeouts.connect"))  # 30 s unless configured
+                self.client = Client(address, timeout=timeout)
             except (OSError, TimeoutError, ValueError) as error:
                 raise ToolkitError(f"cannot reach the Dask scheduler at {address}: {error}") from None
             self.check_cluster(address)
@@ -191,6 +199,35 @@ class DaskEngine(Engine):
         for part in (getattr(self, "client", None), getattr(self, "cluster", None)):
             if part is not None:
                 part.close()
+
+
+def check_scheduler(address: str, timeout: float) -> None:
+    """Refuse, within *timeout* seconds, an *address* where no Dask scheduler answers Dask's handshake.
+
+    ``Client`` itself is not bounded: a service that sends a banner (an SSH server) made it try to
+    allocate exabytes for a frame of that length, and one that sends nothing (a web server) left it
+    waiting for good, whatever its ``timeout``.
+    """
+    import asyncio
+
+    from distributed.comm import connect
+    from distributed.security import Security
+
+    async def handshake() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=timeout, **Security().get_connection_args("client")), timeout)
+        await comm.close()
+
+    try:
+        asyncio.run(handshake())
+    except (TimeoutError, asyncio.TimeoutError, OSError, ValueError) as error:  # ValueError: no address (an unknown scheme)
+        why = (
+            f"nothing answered as a Dask scheduler within {timeout:g} s"
+            if isinstance(error, (TimeoutError, asyncio.TimeoutError)) and not str(error)
+            else error
+        )
+        raise ToolkitError(f"cannot reach the Dask scheduler at {address}: {why} (a scheduler's address is tcp://HOST:8786)") from None
+    except Exception as error:  # noqa: BLE001 - whatever a service that is no scheduler makes the protocol raise
+        raise ToolkitError(f"the service at {address} is not a Dask scheduler: it answered otherwise than Dask's handshake ({type(error).__name__})") from None
 
 
 def on_worker(function, settings: PredictionSettings, threads: int | None, *arguments) -> Result:

@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import re
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from toolkit.corpus.engines import Engine
+from toolkit.corpus.inputs import input_files
 from toolkit.corpus.manifest import MANIFEST_NAME, SUMMARY_NAME, Manifest
-from toolkit.corpus.shards import Shard, input_files, plan_shards
+from toolkit.corpus.shards import Shard, plan_shards, stamp_of
 from toolkit.corpus.worker import PredictionSettings
 from toolkit.errors import ToolkitError
-from toolkit.files import DirectoryLock, check_not_read, write_atomically
+from toolkit.files import DirectoryLock, remove_dead_temporaries, write_atomically
 
 logger = logging.getLogger(__name__)
 
@@ -34,8 +33,7 @@ def predict_corpus(settings: PredictionSettings, inputs: list[str], folder: str 
     :class:`ToolkitError` naming the shards that failed (the rest are kept).
     """
     folder = Path(folder)
-    files = input_files(inputs)
-    check_not_read(folder, [str(file) for file in files], kind="folder")
+    files = input_files(inputs, output=folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -51,8 +49,11 @@ def predict_corpus(settings: PredictionSettings, inputs: list[str], folder: str 
             shards = plan_shards(files, shard_size, model["output_suffix"])
             if clash := next((shard for shard in shards if shard.output in (MANIFEST_NAME, SUMMARY_NAME)), None):
                 raise ToolkitError(f"the input {clash.path} would be written to {clash.output}, the run's own record: rename it")
-            remove_temporaries(folder, shards)
-            return run_shards(engine, shards, folder, model, settings)
+            manifest = Manifest(folder)
+            remove_outputs(folder, manifest.replan(shards))
+            (folder / SUMMARY_NAME).unlink(missing_ok=True)  # it describes a run that ended; this one writes its own
+            remove_dead_temporaries(folder / shard.output for shard in shards)  # of a killed run's workers
+            return run_shards(engine, shards, folder, model, settings, manifest)
     except KeyboardInterrupt as interrupt:
         if str(interrupt):
             raise
@@ -71,8 +72,7 @@ def check_ours(folder: Path) -> None:
         )
 
 
-def run_shards(engine: Engine, shards: list[Shard], folder: Path, model: dict[str, Any], settings: PredictionSettings) -> dict[str, Any]:
-    manifest = Manifest(folder)
+def run_shards(engine: Engine, shards: list[Shard], folder: Path, model: dict[str, Any], settings: PredictionSettings, manifest: Manifest) -> dict[str, Any]:
     recorded = settings.output_settings(model["predictor"])
     todo = [shard for shard in shards if not manifest.finished(shard, model["archive_sha256"], recorded)]
     logger.info(
@@ -85,6 +85,7 @@ def run_shards(engine: Engine, shards: list[Shard], folder: Path, model: dict[st
     )
     progress = Progress(len(todo), sum(shard.size for shard in todo))
     failures: list[tuple[Shard, str]] = []
+    manifest.intend(todo)
     try:
         for shard, result in engine.parse(todo, str(folder), model["archive_sha256"]):
             if "failed" in result:
@@ -106,7 +107,44 @@ def run_shards(engine: Engine, shards: list[Shard], folder: Path, model: dict[st
             f"{len(failures)} of {len(shards)} shards failed (the first: {shard.describe()}: {why}); the others are written: "
             f"rerun the command to parse the failed ones"
         )
+    if changed := changed_inputs(shards):
+        raise ToolkitError(
+            f"{changed[0]} changed while the corpus was parsed ({len(changed)} input(s) in all): rerun the command to parse them as they are now"
+        )
     return summary
+
+
+def changed_inputs(shards: list[Shard]) -> list[str]:
+    """The inputs of *shards* written (or removed) since they were cut: shards skipped as finished no longer match them."""
+    changed = []
+    for path, stamp in {shard.path: shard.stamp for shard in shards}.items():
+        try:
+            now = stamp_of(path)
+        except ToolkitError:
+            now = None
+        if now != stamp:
+            changed.append(path)
+    return changed
+
+
+def remove_outputs(folder: Path, names: list[str]) -> None:
+    """Remove the outputs *names* (relative to *folder*) of an earlier plan, and the folders they leave empty."""
+    root = folder.resolve()
+    removed = 0
+    for name in names:
+        path = folder / name
+        if not path.resolve().is_relative_to(root) or path.name in (MANIFEST_NAME, SUMMARY_NAME, DirectoryLock.NAME):
+            continue  # a hand-edited manifest names something that is not an output
+        remove_dead_temporaries([path])
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+            removed += 1
+        for parent in path.parents:
+            if parent.resolve() == root or not parent.is_dir() or any(parent.iterdir()):
+                break
+            parent.rmdir()
+    if removed:
+        logger.info("removed %d outputs of an earlier run that this one does not plan (another --shard-size, or inputs gone or changed)", removed)
 
 
 def summarize(shards: list[Shard], manifest: Manifest, model: dict[str, Any], progress: Progress, failures: list) -> dict[str, Any]:
@@ -125,24 +163,6 @@ def summarize(shards: list[Shard], manifest: Manifest, model: dict[str, Any], pr
         "seconds": round(progress.elapsed(), 2),
         "records_per_second": round(progress.rate(), 1),
     }
-
-
-def remove_temporaries(folder: Path, shards: list[Shard]) -> None:
-    """Remove what a killed run left of its shards' outputs (``.NAME.XXXXXXXX.tmp`` beside each, as
-    :func:`~toolkit.files.temporary_beside` names them): under the folder's lock, nobody writes them.
-    """
-    planned: dict[Path, set[str]] = {}
-    for shard in shards:
-        output = folder / shard.output
-        planned.setdefault(output.parent, set()).add(output.name)
-    for parent, names in planned.items():
-        if parent.is_dir():
-            for entry in os.scandir(parent):
-                if (match := TEMPORARY.fullmatch(entry.name)) and match[1] in names:
-                    Path(entry.path).unlink(missing_ok=True)
-
-
-TEMPORARY = re.compile(r"\.(.+)\.[0-9a-f]{8}\.tmp")
 
 
 class Progress:

@@ -9,23 +9,22 @@ the file (``# sent_id = 120482``) as a one-process run would.
 
 from __future__ import annotations
 
-import glob
 import gzip
 import hashlib
 import io
 import os
 import re
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from toolkit.corpus.inputs import strip_suffixes
 from toolkit.errors import DataError, ToolkitError
-from toolkit.files import InputLines, check_encoding, reason
+from toolkit.files import HEAD, InputLines, check_encoding, line_end, reason
 
-INPUT_SUFFIXES = (".jsonl", ".json", ".txt", ".text", ".conllu", ".conll")  # what a folder's files are read for
 GZIP_MAGIC = b"\x1f\x8b"
 CONLLU_ROW = re.compile(rb"\d+(-\d+|\.\d+)?\t")  # a word, multiword or empty-node row: the format sentences are cut by
 HEAD_BYTES = 1 << 16  # how far into a file its format is looked for
@@ -43,6 +42,7 @@ class Shard:
     output: str
     compressed: bool = False
     whole: bool = True  # the file's only shard
+    stamp: tuple[int, int] = (-1, -1)  # the file's size and modification time (ns) when it was cut: what tells it changed since
 
     @property
     def size(self) -> int:
@@ -57,42 +57,6 @@ class Shard:
         return self.path if self.whole else f"{self.path} (bytes {self.start:,}-{self.end:,}, from line {self.first_line:,})"
 
 
-def input_files(patterns: Iterable[str]) -> list[Path]:
-    """The files *patterns* name, in order, each once: files as they are, folders for their corpus files
-    (``.jsonl``, ``.txt``, ``.conllu``, ..., gzipped or not; hidden ones left out), and globs (``**`` too).
-    """
-    found: dict[Path, None] = {}
-    for pattern in patterns:
-        path = Path(pattern)
-        if path.is_dir():
-            files = sorted(file for file in path.rglob("*") if file.is_file() and is_corpus_file(file, path))
-            if not files:
-                raise ToolkitError(f"the input folder {pattern} holds no corpus files (names ending in {', '.join(INPUT_SUFFIXES)}, or those and .gz)")
-        elif path.is_file():
-            files = [path]
-        elif glob.has_magic(pattern):
-            files = sorted(Path(match) for match in glob.glob(pattern, recursive=True) if Path(match).is_file())
-            if not files:
-                raise ToolkitError(f"no input file matches {pattern}")
-        elif path.exists():
-            raise ToolkitError(f"the input {pattern} is neither a file nor a folder")
-        else:
-            raise ToolkitError(f"input file not found: {pattern}")
-        found.update((file.absolute(), None) for file in files)
-    return list(found)
-
-
-def is_corpus_file(file: Path, folder: Path) -> bool:
-    hidden = any(part.startswith(".") for part in file.relative_to(folder).parts)
-    return not hidden and strip_suffixes(file.name) != file.name
-
-
-def strip_suffixes(name: str) -> str:
-    """*name* without ``.gz`` and then one corpus suffix (``a.jsonl.gz`` → ``a``); unchanged if it has none."""
-    base = name.removesuffix(".gz")
-    return next((base.removesuffix(suffix) for suffix in INPUT_SUFFIXES if base.endswith(suffix) and base != suffix), name)
-
-
 def plan_shards(files: list[Path], shard_size: int, output_suffix: str) -> list[Shard]:
     """The shards of *files*: each file whole, or cut into ranges of about *shard_size* bytes.
 
@@ -105,6 +69,7 @@ def plan_shards(files: list[Path], shard_size: int, output_suffix: str) -> list[
     writers: dict[str, Path] = {}
     for file in files:
         base = str(file.parent.relative_to(root) / strip_suffixes(file.name))
+        stamp = stamp_of(file)
         compressed = is_gzip(file)
         ranges = [(0, file.stat().st_size, 1)] if compressed else cuts(file, shard_size)
         for index, (start, end, first_line) in enumerate(ranges):
@@ -112,8 +77,28 @@ def plan_shards(files: list[Path], shard_size: int, output_suffix: str) -> list[
             if output in writers:
                 raise ToolkitError(f"the inputs {writers[output]} and {file} would both be written to {output}: rename one, or predict them apart")
             writers[output] = file
-            shards.append(Shard(str(file), start, end, first_line, output, compressed, len(ranges) == 1))
+            shards.append(Shard(str(file), start, end, first_line, output, compressed, len(ranges) == 1, stamp))
     return shards
+
+
+def stamp_of(file: str | Path) -> tuple[int, int]:
+    """The size and modification time (ns) of *file*: what changes when anyone writes it."""
+    try:
+        status = os.stat(file)
+    except OSError as error:
+        raise ToolkitError(f"cannot read the input file {file}: {reason(error)}") from None
+    return status.st_size, status.st_mtime_ns
+
+
+def check_unchanged(shard: Shard, stamp: tuple[int, int]) -> None:
+    """Refuse to record *shard* from a file whose *stamp* is not the one it was cut by: its ranges no longer fall
+    on its lines, so what was read may be half a line, or lines that another shard reads too.
+    """
+    if stamp != shard.stamp:
+        raise ToolkitError(
+            f"{shard.path} changed while the corpus was parsed ({shard.stamp[0]:,} bytes when it was cut into shards, {stamp[0]:,} now): "
+            f"nothing of {shard.describe()} was written; rerun the command to parse it as it is now"
+        )
 
 
 def is_gzip(file: Path) -> bool:
@@ -130,7 +115,10 @@ def cuts(file: Path, shard_size: int) -> list[tuple[int, int, int]]:
     if size <= shard_size:
         return [(0, size, 1)]
     with open(file, "rb") as handle:
-        sentences = is_conllu(handle.read(HEAD_BYTES))
+        head = handle.read(HEAD_BYTES)
+        if line_end(head) == "\r":  # lines end in a bare CR (classic Mac OS): no \n to cut at
+            return [(0, size, 1)]
+        sentences = is_conllu(head)
         starts = sorted({0, *(next_record(handle, position, sentences) for position in range(shard_size, size, shard_size))} - {size})
         ends = [*starts[1:], size]
         return list(zip(starts, ends, line_numbers(handle, starts)))
@@ -200,6 +188,8 @@ class HashingReader(io.RawIOBase):
     def readinto(self, buffer) -> int:
         size = min(len(buffer), self.left)
         data = self.handle.read(size) if size else b""
+        if size and not data:
+            raise ToolkitError(f"{self.handle.name} ends {self.left:,} bytes before the range it was cut into: it was cut short since")
         buffer[: len(data)] = data
         self.left -= len(data)
         self.digest.update(data)
@@ -222,13 +212,15 @@ def shard_lines(shard: Shard) -> Iterator[tuple[InputLines, HashingReader]]:
     except OSError as error:
         raise ToolkitError(f"cannot read the input file {shard.path}: {reason(error)}") from None
     with handle:
+        check_unchanged(shard, stamp_of(shard.path))
         raw = HashingReader(handle, shard.start, shard.end)
         binary: IO[bytes] = io.BufferedReader(raw, BLOCK)
         if shard.compressed:
             binary = gzip.GzipFile(fileobj=binary, mode="rb")
-        if shard.start == 0:
-            check_encoding(peek(binary), shard.path)
-        text = io.TextIOWrapper(binary, encoding="utf-8-sig" if shard.start == 0 else "utf-8", errors="replace", newline="\n")
+        head = peek(binary) if shard.start == 0 else b""
+        check_encoding(head, shard.path)
+        ending = line_end(head) if shard.whole else "\n"  # a file of CR-ended lines is never cut
+        text = io.TextIOWrapper(binary, encoding="utf-8-sig" if shard.start == 0 else "utf-8", errors="replace", newline=ending)
         try:
             yield InputLines(text, shard.path), raw
         except (OSError, EOFError, zlib.error) as error:
@@ -237,12 +229,13 @@ def shard_lines(shard: Shard) -> Iterator[tuple[InputLines, HashingReader]]:
             raise
         finally:
             text.detach()
+        check_unchanged(shard, stamp_of(shard.path))  # written meanwhile: what was read is not what is there
 
 
 def peek(binary: IO[bytes]) -> bytes:
-    """The first 4 bytes of *binary*, left to be read again."""
+    """The first bytes of *binary* (up to :data:`~toolkit.files.HEAD`), left to be read again."""
     try:
-        return binary.peek(4)[:4]  # type: ignore[attr-defined]
+        return binary.peek(HEAD)[:HEAD]  # type: ignore[attr-defined]
     except (OSError, EOFError, zlib.error) as error:
         raise DataError(f"the gzip file is damaged ({error or 'it ends early'})", path=getattr(binary, "name", None)) from None
 

@@ -38,7 +38,9 @@ class PredictionSettings:
     include: tuple[str, ...] = ()
 
     def load(self, device: str | None = None) -> Any:
-        """The predictor these settings describe, on *device* (default: theirs), execution guidance included."""
+        """The predictor these settings describe, on *device* (default: theirs), execution guidance included:
+        the archive's search at *beam_size*, its checks kept (``load_predictor``).
+        """
         from toolkit import load_predictor
         from toolkit.cli_options import guided
 

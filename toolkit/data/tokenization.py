@@ -11,9 +11,14 @@ little from spaCy's rather than being cruder:
   the AMR Bank is tokenised) and a period ending a sentence before the end of the line;
 - lemmas: simplemma's (a word list shipped in its wheel, without parts of speech).
 
+Both tokenizers split a word written without an apostrophe only where the Penn Treebank does
+(:data:`WORD_SPLITS`: ``cannot`` -> ``can not``, ``gonna`` -> ``gon na``), never ``id``, ``Wed`` or
+``cant`` as spaCy's own rules do; and both keep a markup tag one word (:func:`around_tags`), as
+:func:`split_tokens` keeps it in a ``# ::tok`` line.
+
 Measured against spaCy 3.8: the Little Prince AMR dev sentences, detokenised to running text, are
-split alike 144 times in 145, and UD English-EWT dev's raw sentences 1,862 times in 2,001 (nltk
-alone: 1,752); 98.0% of the Little Prince dev tokens get spaCy's lemma (lowercased tokens: 85.5%),
+split alike 144 times in 145, and UD English-EWT dev's raw sentences 1,881 times in 2,001 (nltk
+alone: 1,770); 98.0% of the Little Prince dev tokens get spaCy's lemma (lowercased tokens: 85.5%),
 and the AMR oracle fitted on train scores 0.960 Smatch on dev (spaCy's lemmas: 0.958; lowercased: 0.935).
 
 :func:`bleu_tokenizer` gives sacreBLEU's tokenizers by name, so that the ``parallel_text`` reader
@@ -22,6 +27,7 @@ and the ``bleu`` metric tokenise alike.
 
 import logging
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from itertools import pairwise
 
@@ -54,14 +60,41 @@ def spacy_installed() -> bool:
     return _spacy() is not None
 
 
+# The only words written without an apostrophe that are split: the Penn Treebank's (nltk's Treebank tokenizer and the
+# AMR releases' ``# ::tok`` split them so), each always the two words it is written for, so splitting changes no word.
+WORD_SPLITS = {"cannot": ("can", "not"), "gimme": ("gim", "me"), "gonna": ("gon", "na"), "gotta": ("got", "ta"), "lemme": ("lem", "me"), "wanna": ("wan", "na")}
+
+
+def _word_split_rules(rules: dict[str, list[dict[int, str]]]) -> dict[str, list[dict[int, str]]]:
+    """SpaCy's special cases *rules* without those that split a word written without an apostrophe (``id`` -> ``i d``,
+    ``Wed`` -> ``We d``, ``cant`` -> ``ca nt``, ``hes`` -> ``he s``: many are words of their own, and the rest, like
+    ``dont``, are what the writer wrote), but with :data:`WORD_SPLITS` in lower, title and upper case, as nltk splits
+    them. Splits of a number from its unit (``10am`` -> ``10 am``) stay: they change no word.
+    """
+    from spacy.symbols import ORTH
+
+    kept = {text: pieces for text, pieces in rules.items() if len(pieces) == 1 or not text.isalpha() or text.lower() in WORD_SPLITS}
+    for word, pieces in WORD_SPLITS.items():
+        for text, cased in ((word, pieces), (word.title(), (pieces[0].title(), pieces[1])), (word.upper(), tuple(p.upper() for p in pieces))):
+            kept.setdefault(text, [{ORTH: piece} for piece in cased])
+    return kept
+
+
 @lru_cache(maxsize=1)
 def _spacy_tokenizer():  # type: ignore[no-untyped-def]
-    return _spacy().blank("en").tokenizer
+    """``spacy.blank("en")``'s tokenizer with the special cases of :func:`_word_split_rules` (setting them clears its cache)."""
+    tokenizer = _spacy().blank("en").tokenizer
+    tokenizer.rules = _word_split_rules(tokenizer.rules)
+    return tokenizer
+
+
+def _spacy_words(text: str) -> Tokens:
+    return [(token.text, bool(token.whitespace_)) for token in _spacy_tokenizer()(text) if not token.is_space]
 
 
 def spacy_tokens(text: str) -> Tokens:
-    """SpaCy's English words of *text* (spaCy must be installed)."""
-    return [(token.text, bool(token.whitespace_)) for token in _spacy_tokenizer()(text) if not token.is_space]
+    """SpaCy's English words of *text*, each markup tag one word (:func:`around_tags`; spaCy must be installed)."""
+    return around_tags(text, _spacy_words)
 
 
 @lru_cache(maxsize=1)
@@ -82,10 +115,16 @@ def _pieces(word: str) -> list[tuple[int, int]]:
     return list(pairwise(bounds))
 
 
-def treebank_tokens(text: str) -> Tokens:
-    """The fallback's English words of *text*, as they are written there (``"``, not Treebank's ````` and ``''``)."""
+def _treebank_words(text: str) -> Tokens:
     spans = [(start + a, start + b) for start, end in _treebank().span_tokenize(text) for a, b in _pieces(text[start:end])]
     return [(text[a:b], b < len(text) and text[b].isspace()) for a, b in spans]
+
+
+def treebank_tokens(text: str) -> Tokens:
+    """The fallback's English words of *text*, as they are written there (``"``, not Treebank's ````` and ``''``),
+    each markup tag one word (:func:`around_tags`).
+    """
+    return around_tags(text, _treebank_words)
 
 
 def tokens_with_spaces(text: str) -> Tokens:
@@ -98,9 +137,27 @@ def tokenize(text: str) -> list[str]:
     return [word for word, _ in tokens_with_spaces(text)]
 
 
+_VALUE = r"""\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'<>]+)"""  # an attribute's value
 # an XML or HTML tag, attributes and all: ISI's tokenised biomedical AMR keeps <xref ref-type="fig" rid="F3"> one token
-MARKUP_TAG = re.compile(r"""</?[A-Za-z][\w:.-]*(?:\s+[\w:.-]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'<>]+))?)*\s*/?>""")
-_TOKEN = re.compile(rf"(?<!\S)(?:{MARKUP_TAG.pattern})(?!\S)|\S+")  # a tag between spaces; text glued to one stays one token
+MARKUP_TAG = re.compile(rf"</?[A-Za-z][\w:.-]*(?:\s+[\w:.-]+(?:{_VALUE})?)*\s*/?>")
+_SPACED_TAG = rf"(?<!\S)(?:{MARKUP_TAG.pattern})(?!\S)"
+_TOKEN = re.compile(rf"{_SPACED_TAG}|\S+")  # a tag between spaces; text glued to one stays one token
+# a markup tag in running text: one between spaces, as split_tokens keeps it, or one glued to text whose attributes all
+# have values (``<i>BRAF</i>``, ``(<xref ref-type="fig" rid="F3">Fig. 3</xref>)``): ``x<y and y>z`` compares, it tags nothing
+TAG_IN_TEXT = re.compile(rf"{_SPACED_TAG}|</?[A-Za-z][\w:.-]*(?:\s+[\w:.-]+{_VALUE})*\s*/?>")
+
+
+def around_tags(text: str, words: Callable[[str], Tokens]) -> Tokens:
+    """*words* of the text between the markup tags of *text* (:data:`TAG_IN_TEXT`), each tag one word however many
+    spaces it holds, as :func:`split_tokens` keeps it: a tokenizer's rules split ``<i>`` into ``< i >``.
+    """
+    tokens: Tokens = []
+    start = 0
+    for tag in TAG_IN_TEXT.finditer(text):
+        tokens += words(text[start : tag.start()])
+        tokens.append((tag.group(), tag.end() < len(text) and text[tag.end()].isspace()))
+        start = tag.end()
+    return tokens + words(text[start:])
 
 
 def split_tokens(text: str) -> list[str]:

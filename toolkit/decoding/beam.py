@@ -1,7 +1,5 @@
 """Batched beam search over grammar states (beam_size hypotheses per sentence, scored together)."""
 
-import copy
-
 import torch
 
 from toolkit.decoding.memory import free_bytes, hypothesis_bytes, out_of_memory, row_bytes, size_text
@@ -70,6 +68,9 @@ class BeamSearch(Search):
     where it holds less, the model is unsure what the question asks, and the predictor abstains
     (the search returns the reading :class:`~toolkit.decoding.search.Doubted`). On GEO's fresh
     questions a reading taken with a share under one half was wrong far more often than right.
+
+    ``--beam-size`` changes only the size of an archive's beam and keeps all of the above
+    (:func:`search_with_beam`).
     """
 
     def __init__(
@@ -207,18 +208,34 @@ class BeamSearch(Search):
         )
 
     @classmethod
-    def of_size(cls, beam_size: int | None) -> "BeamSearch | None":
-        """The beam of ``--beam-size`` and ``load_predictor(beam_size=...)``, checked as the config's
-        ``beam_size`` is (0, -1 or "3" is one error naming it); ``None`` keeps the model's own search.
+    def check_size(cls, beam_size: int | None) -> None:
+        """Refuse a bad ``--beam-size`` or ``load_predictor(beam_size=...)`` as the config's ``beam_size`` is refused
+        (0, -1 or "3" is one error naming it), before any archive is loaded; ``None`` (the model's own search) passes.
         """
-        return None if beam_size is None else cls.from_params({"beam_size": beam_size})
+        if beam_size is not None:
+            cls.from_params({"beam_size": beam_size})
+
+    def copied(self) -> "BeamSearch":
+        copied = super().copied()
+        copied.guided_changes = copied.abstentions = 0
+        return copied
+
+    def resized(self, beam_size: int) -> "BeamSearch":
+        """A copy of this beam with *beam_size* hypotheses and all else it has (executor, answer kinds, abstention,
+        *min_confidence*, length penalty, limits, early stopping), its counts at 0: a size that dropped the
+        checks answered the questions the archive abstains on. The model's own search is left as it was.
+        """
+        self.check_size(beam_size)
+        resized = self.copied()
+        resized.beam_size = beam_size
+        return resized
 
     def guided_by(self, executor: Executor) -> "BeamSearch":
-        """A copy of this beam that chooses by *executor* (``--execution-guided``), its count at 0;
+        """A copy of this beam that chooses by *executor* (``--execution-guided``), its counts at 0;
         the model's own search is left as it was.
         """
-        guided = copy.copy(self)
-        guided.execution_guided, guided.guided_changes, guided.abstentions = executor, 0, 0
+        guided = self.copied()
+        guided.execution_guided = executor
         return guided
 
     def ranking(self, scores: torch.Tensor, final: torch.Tensor, lengths: torch.Tensor) -> list[int]:
@@ -288,6 +305,24 @@ class BeamSearch(Search):
             return f"the reading leaves out {', '.join(repr(words) for words in left_out)}, which the question names"
         question = getattr(state, "question", None)
         return self.answer_kinds.problem(question, denotation) if self.answer_kinds is not None and question else None
+
+
+def search_with_beam(search: Search | None, beam_size: int | None) -> Search | None:
+    """What ``--beam-size`` (``load_predictor(beam_size=...)``) decodes with over a model whose own search is *search*.
+
+    ``None`` (the model's own search, as it is) where *beam_size* is ``None``. A beam keeps everything
+    the archive configured but its size (:meth:`BeamSearch.resized`); a greedy search becomes a beam with
+    its step limit and cache; no search at all (a tagger's) a plain beam. A bad size fails as
+    :meth:`BeamSearch.check_size` says.
+    """
+    BeamSearch.check_size(beam_size)
+    if beam_size is None:
+        return None
+    if isinstance(search, BeamSearch):
+        return search.resized(beam_size)
+    if search is None:
+        return BeamSearch(beam_size)
+    return BeamSearch(beam_size, max_steps=search.max_steps if search.fixed_steps else None, use_cache=search.use_cache)
 
 
 def keep_rows(context, sources: torch.Tensor, reading: torch.Tensor) -> tuple:

@@ -6,6 +6,7 @@ symbols to the states. Every grammar therefore gets greedy and beam search for f
 prediction is a final (well-formed) state.
 """
 
+import copy
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -85,6 +86,12 @@ class Search(Registrable):
         self.max_steps, self.use_cache = max_steps or DEFAULT_MAX_STEPS, use_cache
         self.cut_short = 0
         self.stopped = 0  # outputs whose grammar cut a degenerate part of them (State.stopped)
+
+    def copied(self) -> "Search":
+        """A shallow copy of this search whose counts start at 0: the model's own search keeps counting its own."""
+        copied = copy.copy(self)
+        copied.cut_short = copied.stopped = 0
+        return copied
 
     def search(
         self, model: IncrementalModel, batch: dict[str, torch.Tensor], states: Sequence[State], limits: Sequence[int] | None = None

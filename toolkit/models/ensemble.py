@@ -48,7 +48,8 @@ class EnsembleContext:
 
 
 class Ensemble(Model):
-    """Parsers that decode together; the first member's grammar, search and symbols are everyone's.
+    """Parsers that decode together; the first member's grammar, search and symbols are everyone's
+    (``--beam-size`` resizes that search, its checks kept).
 
     Build one from loaded archives with :func:`ensemble_archive`, which also checks that their
     configs agree; the constructor checks what the models alone can tell (they decode step by

@@ -8,6 +8,7 @@ from typing import Any
 
 from toolkit.errors import ToolkitError
 from toolkit.extras import install_hint
+from toolkit.limits import MAX_TIMEOUT, MIN_TIMEOUT
 
 logger = logging.getLogger(__name__)
 
@@ -87,9 +88,11 @@ def serve(
     from toolkit.serving.batcher import Batcher
     from toolkit.serving.guard import Guard, Server, protocol_class
 
-    for option, value in (("client_timeout", client_timeout), ("graceful_timeout", graceful_timeout), ("max_connections", max_connections)):
-        if not value > 0:
-            raise ToolkitError(f"{option} must be more than 0, not {value}")
+    for option, value in (("client_timeout", client_timeout), ("graceful_timeout", graceful_timeout)):
+        if not MIN_TIMEOUT <= value <= MAX_TIMEOUT:
+            raise ToolkitError(f"{option} must be from {MIN_TIMEOUT:g} to {MAX_TIMEOUT:,} seconds, not {value}")
+    if not max_connections > 0:
+        raise ToolkitError(f"max_connections must be more than 0, not {max_connections}")
     batcher = Batcher(predictor.predict_batch, batch_size=batch_size, max_wait=max_wait)
     app = create_app(predictor, batcher, describe(archive, predictor, name, ensemble), max_body=MAX_BODY)
     guard = Guard(app, max_body=MAX_BODY, client_timeout=client_timeout)

@@ -9,7 +9,7 @@ from typing import Any
 
 from toolkit.data.example import Example
 from toolkit.errors import ConfigurationError, DataError
-from toolkit.files import check_encoding, not_text
+from toolkit.files import binary_lines, check_encoding, not_text
 from toolkit.from_params import NonNegativeInt
 from toolkit.params import Params
 from toolkit.registrable import Registrable
@@ -92,10 +92,11 @@ class DatasetReader(Registrable, ABC):
 
         Decoding per line (not per file) lets invalid bytes be reported with their line number.
         A leading UTF-8 byte order mark is dropped; a UTF-16 or UTF-32 one is refused, naming the
-        encoding, as is a NUL byte; ``\r\n`` endings are accepted.
+        encoding, as is a NUL byte; ``\r\n`` endings are accepted, and ``\r`` alone where every line ends
+        so (:func:`~toolkit.files.line_end`).
         """
         with open(path, "rb") as file:
-            for number, raw in enumerate(file, start=1):
+            for number, raw in enumerate(binary_lines(file), start=1):
                 if number == 1:
                     check_encoding(raw[:4], path)
                     raw = raw.removeprefix(b"\xef\xbb\xbf")
