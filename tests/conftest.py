@@ -20,6 +20,16 @@ def data_root() -> Path:
     return Path(os.environ.get("TOOLKIT_DATA", REPO.parent / "shared" / "data"))
 
 
+def require_dask():
+    """Skip where Dask is missing; fail instead under ``REQUIRE_SCALE=1`` (CI installs the scale extra)."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        if os.environ.get("REQUIRE_SCALE") == "1":
+            pytest.fail('REQUIRE_SCALE=1, and Dask is missing: pip install -e ".[scale]"', pytrace=False)
+        pytest.skip('Dask is not installed (pip install -e ".[scale]")')
+
+
 def require_swipl() -> None:
     """Skip the calling test (or module) where SWI-Prolog is missing; fail instead under ``REQUIRE_SWIPL=1`` (CI installs it)."""
     import shutil
@@ -225,3 +235,24 @@ def amr_archive(little_prince, tmp_path_factory) -> Path:
     """A seconds-sized AMR Stack-Transformer on the Little Prince slice."""
     directory = tmp_path_factory.mktemp("amr_run")
     return train_archive(FIXTURES / "tiny_amr.jsonnet", directory, little_prince["train"], little_prince["test"])
+
+
+@pytest.fixture(scope="session")
+def sequoia(tmp_path_factory) -> dict[str, Path]:
+    return _blocks_slice(tmp_path_factory, "sequoia", data_root() / "ud-french-sequoia" / "fr_sequoia-ud-train.conllu")
+
+
+@pytest.fixture(scope="session")
+def french_archive(sequoia, tmp_path_factory) -> Path:
+    """A seconds-sized French parser that tags UPOS and FEATS, on 40 Sequoia sentences; its raw text is tokenized by spaCy."""
+    import json
+
+    pytest.importorskip("spacy")
+    overrides = {
+        "dataset_reader": {"type": "conllu", "language": "fr"},
+        "grammar": {"type": "arc_standard", "tags": ["upos", "feats"]},
+        "metrics": [{"type": "attachment_scores"}, {"type": "tag_accuracy", "field": "feats", "name": "feats_accuracy"}],
+        "trainer.num_epochs": 2,
+    }
+    directory = tmp_path_factory.mktemp("french_run")
+    return train_archive(FIXTURES / "tiny_dependency.jsonnet", directory, sequoia["train"], sequoia["test"], "-o", json.dumps(overrides))

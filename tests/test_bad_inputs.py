@@ -20,7 +20,22 @@ import sys
 import pytest
 import torch
 
-from tests.bad_inputs import commands, configs, execution, formats, outputs, plugins, readers, sources, training
+from tests.bad_inputs import (
+    claims,
+    commands,
+    configs,
+    corpus,
+    execution,
+    formats,
+    lines,
+    outputs,
+    plugins,
+    readers,
+    search_options,
+    sources,
+    text_tokens,
+    training,
+)
 from tests.bad_inputs.machinery import BEGIN, DOC, END, Case, Env, matches
 from tests.conftest import data_root, run
 
@@ -28,7 +43,11 @@ CASES = [
     *readers.READER_CASES,
     *commands.COMMAND_CASES,
     *configs.CONFIG_CASES,
-    *(case for module in (training, outputs, execution, sources, formats, plugins) for case in module.CASES),
+    *(
+        case
+        for module in (training, outputs, execution, sources, formats, plugins, corpus, lines, search_options, text_tokens, claims)
+        for case in module.CASES
+    ),
 ]
 
 

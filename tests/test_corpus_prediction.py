@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.conftest import run
+from tests.conftest import require_dask, run
 from toolkit.corpus.engines import LocalEngine
 from toolkit.corpus.inputs import input_files
 from toolkit.corpus.manifest import Manifest
@@ -28,16 +28,6 @@ from toolkit.errors import DataError, ToolkitError
 from toolkit.files import input_lines
 
 SENTENCES = ["The cat sat on the mat .", "Birds sing .", "It rains in Paris today .", "We went home ."]
-
-
-def require_dask():
-    """Skip where Dask is missing; fail instead under ``REQUIRE_SCALE=1`` (CI installs the scale extra)."""
-    try:
-        import distributed  # noqa: F401
-    except ImportError:
-        if os.environ.get("REQUIRE_SCALE") == "1":
-            pytest.fail('REQUIRE_SCALE=1, and Dask is missing: pip install -e ".[scale]"', pytrace=False)
-        pytest.skip('Dask is not installed (pip install -e ".[scale]")')
 
 
 def read_all(shards) -> list[str]:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, _blocks_slice, data_root, train_archive
 from toolkit.data.dataset_readers.conllu import ConlluReader
 from toolkit.data.example import Example
 from toolkit.data.language import Language
@@ -122,25 +121,6 @@ def test_the_learned_tokenizer_corrects_spacy_splits_sentences_and_expands_multi
 
 
 # ------------------------------------------------------------------ a French parser, end to end
-
-
-@pytest.fixture(scope="module")
-def sequoia(tmp_path_factory):
-    return _blocks_slice(tmp_path_factory, "sequoia", data_root() / "ud-french-sequoia" / "fr_sequoia-ud-train.conllu")
-
-
-@pytest.fixture(scope="module")
-def french_archive(sequoia, tmp_path_factory) -> Path:
-    """A seconds-sized French parser that tags UPOS and FEATS, on 40 Sequoia sentences."""
-    pytest.importorskip("spacy")
-    overrides = {
-        "dataset_reader": {"type": "conllu", "language": "fr"},
-        "grammar": {"type": "arc_standard", "tags": ["upos", "feats"]},
-        "metrics": [{"type": "attachment_scores"}, {"type": "tag_accuracy", "field": "feats", "name": "feats_accuracy"}],
-        "trainer.num_epochs": 2,
-    }
-    directory = tmp_path_factory.mktemp("french_run")
-    return train_archive(FIXTURES / "tiny_dependency.jsonnet", directory, sequoia["train"], sequoia["test"], "-o", json.dumps(overrides))
 
 
 def predict_text(archive: Path, text: str, monkeypatch, capsys, tmp_path) -> list[str]:

@@ -96,9 +96,13 @@ class OverlongLine(str):
 
 
 def check_line(line: str) -> None:
-    """Raise a :class:`DataError` for a line that was too long to read whole, or that is not text."""
-    if isinstance(line, OverlongLine):
-        raise DataError(f"a line of {line.length:,} characters is longer than predict reads ({MAX_LINE_CHARS:,} at most)")
+    """Raise a :class:`DataError` for a line too long to read whole (from a file, or a text given to
+    ``predict`` from Python), or that is not text. Every tokenizer reads what passes: spaCy's up to
+    :data:`MAX_LINE_CHARS` too (``spacy_blank``), where its own limit was 1,000,000 (error E088).
+    """
+    length = line.length if isinstance(line, OverlongLine) else len(line)
+    if length > MAX_LINE_CHARS:
+        raise DataError(f"a line of {length:,} characters is longer than predict reads ({MAX_LINE_CHARS:,} at most)")
     if why := not_text(line):
         raise DataError(why)
 

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import resource
 import shutil
+import subprocess
+import sys
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
+
 import toolkit
 from tests.bad_inputs.checks import QUESTIONS, trained_run
 from tests.bad_inputs.machinery import TSV, Case, Env
+from tests.waiting import wait_for
 
 LINES = QUESTIONS.replace(b"\n\n", b"\n") * 10  # 20 questions, in batches of 4
 EARLIER = "the earlier output\n"
@@ -170,6 +175,63 @@ def installed_name(*command: str) -> Callable[[Env], str]:
     return check
 
 
+def killed_predict_leftover(env: Env) -> None:
+    """`predict -o out.jsonl` killed with SIGKILL as it writes leaves its temporary file; the next run removes it."""
+    env.write({"input.txt": LINES * 100})
+    out = env.tmp / "out.jsonl"
+    command = [sys.executable, "-m", "toolkit", "predict", str(env.archive()), str(env.tmp / "input.txt"), "--device", "cpu", "-o", str(out)]
+    job = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: list(env.tmp.glob(".out.jsonl.*.tmp")), "the temporary output")
+    finally:
+        job.kill()
+        job.wait()
+    assert list(env.tmp.glob(".out.jsonl.*.tmp")), "a killed writer leaves its temporary file"
+    code, err = predict_into(env, out)
+    assert code == 0, err
+    assert not list(env.tmp.glob(".out.jsonl.*")) and out.read_text().count("\n") == 100 * LINES.count(b"\n")
+
+
+def dead_evaluate_leftover(env: Env) -> None:
+    """A dead writer's temporary file of `metrics.json` (one nobody holds) is removed by the next `evaluate --output-file`."""
+    dead = env.write({".metrics.json.0123abcd.tmp": "what a killed run wrote", ".other.json.0123abcd.tmp": "another output's"})
+    code, _, err = env.cli("evaluate", env.archive(), env.write({"data.tsv": TSV}), "--device", "cpu", "--output-file", env.tmp / "metrics.json")
+    assert code == 0, err
+    assert not dead.exists() and (env.tmp / ".other.json.0123abcd.tmp").exists() and (env.tmp / "metrics.json").exists()
+
+
+def live_writer_kept(env: Env) -> None:
+    """A temporary file its writer still holds survives another writer of the same output, which writes whole."""
+    from toolkit.files import temporary_beside
+
+    env.write({"input.txt": LINES})
+    out = env.tmp / "out.jsonl"
+    with temporary_beside(out) as live:
+        live.write_text("the first writer's half")
+        code, err = predict_into(env, out)
+        assert code == 0, err
+        assert live.read_text() == "the first writer's half" and out.read_text().count("\n") == LINES.count(b"\n")
+        live.unlink()
+
+
+def serve_option(*args: str) -> Callable[[Env], str]:
+    return usage_error("serve", "model.tar.gz", *args)
+
+
+def serve_from_python(**options: float) -> Callable[[Env], str]:
+    """A check: ``toolkit.serving.server.serve`` called with *options* (before anything is served); its error."""
+
+    def check(env: Env) -> str:
+        from toolkit.errors import ToolkitError
+        from toolkit.serving.server import serve
+
+        with pytest.raises(ToolkitError) as error:
+            serve(None, "semantic_parser", "model.tar.gz", None, 1, 0.0, **options)
+        return str(error.value)
+
+    return check
+
+
 def too_big(option: str) -> str:
     return f"`{option} 99999999999999999999`"
 
@@ -233,6 +295,58 @@ CASES: list[Case] = [
         "`toolkit serve`",
         "Error: Invalid value for '--client-timeout': 'nan' is not a number",
         usage_error("serve", "model.tar.gz", "--client-timeout", "nan"),
+    ),
+    Case(
+        "serve-client-timeout-tiny",
+        "`--client-timeout 1e-300` (accepted, and the server then dropped some requests with no response)",
+        "`toolkit serve`",
+        "Error: Invalid value for '--client-timeout': 1e-300 is not in the range 0.5<=x<=3600.",
+        serve_option("--client-timeout", "1e-300"),
+    ),
+    Case(
+        "serve-graceful-timeout-tiny",
+        "`--graceful-timeout 0.001` (every request read when SIGTERM came was cancelled at once)",
+        "`toolkit serve`",
+        "Error: Invalid value for '--graceful-timeout': 0.001 is not in the range 0.5<=x<=3600.",
+        serve_option("--graceful-timeout", "0.001"),
+    ),
+    Case(
+        "serve-client-timeout-zero",
+        "`--client-timeout 0`",
+        "`toolkit serve`",
+        "Error: Invalid value for '--client-timeout': 0.0 is not in the range 0.5<=x<=3600.",
+        serve_option("--client-timeout", "0"),
+    ),
+    Case(
+        "serve-timeout-python",
+        "`serve(..., client_timeout=1e-300)` from Python",
+        "`toolkit.serving.server.serve`",
+        "client_timeout must be from 0.5 to 3,600 seconds, not 1e-300",
+        serve_from_python(client_timeout=1e-300),
+    ),
+    Case(
+        "output-killed-leftover",
+        "`predict -o out.jsonl` killed with SIGKILL while it writes (its `.out.jsonl.<hex>.tmp` stayed for good), then run again",
+        "`toolkit predict` (seq2seq archive), in a subprocess, then again",
+        "the second run removes the dead writer's temporary file and writes `out.jsonl` whole",
+        killed_predict_leftover,
+        message=False,
+    ),
+    Case(
+        "output-dead-leftover-evaluate",
+        "a temporary file of `metrics.json` that a killed `evaluate --output-file` left, and one of another output",
+        "`toolkit evaluate` (seq2seq archive)",
+        "the dead writer's file is removed (no process holds it); the other output's is left alone",
+        dead_evaluate_leftover,
+        message=False,
+    ),
+    Case(
+        "output-live-writer-kept",
+        "`predict -o out.jsonl` while another writer of `out.jsonl` is still writing its temporary file",
+        "`toolkit predict` (seq2seq archive)",
+        "the live writer's file is kept (it holds a lock on it); this run writes `out.jsonl` whole",
+        live_writer_kept,
+        message=False,
     ),
     Case(
         "serve-connections-past-ulimit",

@@ -37,8 +37,9 @@ from typing import Any
 from toolkit.data.example import Example
 from toolkit.data.language import Language
 from toolkit.data.tokenization import spacy_installed
-from toolkit.errors import ConfigurationError
+from toolkit.errors import ConfigurationError, DataError
 from toolkit.extras import install_hint
+from toolkit.files import MAX_LINE_CHARS
 
 AGREEMENT = 0.9  # how consistently the treebank must segment a run of tokens one way for it to become a correction
 AMBIGUOUS = 5  # a form both expanded and whole at least this often is decided in context
@@ -66,6 +67,7 @@ def spacy_blank(language: str):  # type: ignore[no-untyped-def]
     except ImportError:
         raise ConfigurationError(f"spaCy has no tokenizer for language {language!r}") from None
     nlp.add_pipe("sentencizer")
+    nlp.max_length = max(nlp.max_length, MAX_LINE_CHARS)  # what predict reads: no line it accepts is spaCy's E088
     return nlp
 
 
@@ -109,6 +111,8 @@ class TextTokenizer:
 
     def sentences(self, text: str) -> list[list[Token]]:
         """*text* (one line) as sentences of tokens, each with its words."""
+        if len(text) > self.nlp.max_length:
+            raise DataError(f"a text of {len(text):,} characters is longer than the tokenizer reads ({self.nlp.max_length:,} at most)")
         doc = self.nlp(text)
         sentence_of = {token.i: number for number, span in enumerate(doc.sents) for token in span}
         sentences: dict[int, list[tuple[str, bool]]] = defaultdict(list)
