@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from tests.bad_inputs.search_options import GEO_QUESTIONS
 from tests.conftest import run
 from tests.test_search import SENTENCES, end_or_go_on_model, tiny_model
 from toolkit.cli_options import guided as cli_guided
@@ -298,12 +299,6 @@ def test_a_bad_size_is_refused_as_the_config_s_beam_size_is(beam_size, message):
     for search in (abstaining_beam(), GreedySearch(), None):
         with pytest.raises(ConfigurationError, match=f"^beam_size: {message}$"):
             search_with_beam(search, beam_size)
-
-
-GEO_QUESTIONS = (
-    "quelle est la capitale du Texas ?\nWie viele Menschen leben in Texas?\nWho is the president?\nWhat is the capital of Texas?\n"
-    "how many rivers are in ohio ?\ntell me about the weather\n"
-)
 
 
 def test_predict_at_a_size_abstains_where_the_archive_s_search_does(geo_abstaining_archive, tmp_path, monkeypatch, capsys):

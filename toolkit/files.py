@@ -95,12 +95,16 @@ class OverlongLine(str):
         return line
 
 
-def check_line(line: str) -> None:
-    """Raise a :class:`DataError` for a line too long to read whole (from a file, or a text given to
-    ``predict`` from Python), or that is not text. Every tokenizer reads what passes: spaCy's up to
-    :data:`MAX_LINE_CHARS` too (``spacy_blank``), where its own limit was 1,000,000 (error E088).
+def check_line(line: str, bounded: bool = True) -> None:
+    """Raise a :class:`DataError` for a line too long to read whole, or that is not text.
+
+    A line read from a file is cut at :data:`MAX_LINE_CHARS` (an :class:`OverlongLine`); with
+    *bounded*, a plain str longer than that (a text given to ``predict`` from Python) is too long as
+    well. A data file's reader passes ``bounded=False``: its lines have no limit. Every tokenizer
+    reads what passes: spaCy's up to :data:`MAX_LINE_CHARS` too (``spacy_blank``), where its own
+    limit was 1,000,000 (error E088).
     """
-    length = line.length if isinstance(line, OverlongLine) else len(line)
+    length = line.length if isinstance(line, OverlongLine) else len(line) if bounded else 0
     if length > MAX_LINE_CHARS:
         raise DataError(f"a line of {length:,} characters is longer than predict reads ({MAX_LINE_CHARS:,} at most)")
     if why := not_text(line):
@@ -417,11 +421,14 @@ def atomic_write(path: Path, write: Callable[[Path], object], shared_folder: boo
     """Call ``write(temporary_path)`` then rename over *path*, so a crash never leaves a torn file.
 
     The temporary file is ``PATH.tmp`` where one writer holds the folder (a run, under its lock);
-    with *shared_folder* it has a name of its own, so that two writers of *path* never share one.
+    with *shared_folder* it has a name of its own, so that two writers of *path* never share one,
+    and what writers of *path* that died left is removed first (:func:`remove_dead_temporaries`).
     A write that fails (a full disk) removes its temporary file and leaves *path* as it was; when
     the file system is the cause, the error is one :class:`ToolkitError` that names *path*.
     """
     temporary = None
+    if shared_folder:
+        remove_dead_temporaries([path])
     try:
         with ExitStack() as held:
             temporary = held.enter_context(temporary_beside(path)) if shared_folder else path.with_name(path.name + ".tmp")

@@ -8,6 +8,11 @@ from pathlib import Path
 
 from tests.bad_inputs.machinery import Case, Env
 
+GEO_QUESTIONS = (
+    "quelle est la capitale du Texas ?\nWie viele Menschen leben in Texas?\nWho is the president?\nWhat is the capital of Texas?\n"
+    "how many rivers are in ohio ?\ntell me about the weather\n"
+)
+
 SIZED = ("--beam-size", "3", "--execution-guided")  # the archive's own size: the outputs must be its own
 
 
@@ -19,7 +24,6 @@ def abstaining_archive(env: Env) -> Path:
 
 
 def predicted(env: Env, *flags: str) -> list[dict]:
-    from tests.test_execution_guided import GEO_QUESTIONS
 
     code, out, err = env.cli("predict", abstaining_archive(env), env.write({"questions.txt": GEO_QUESTIONS}), "--device", "cpu", *flags)
     assert code == 0, err
@@ -52,7 +56,6 @@ def evaluate_at_a_size(env: Env) -> None:
 
 
 def load_predictor_at_a_size(env: Env) -> None:
-    from tests.test_execution_guided import GEO_QUESTIONS
     from toolkit import load_predictor
     from toolkit.serving.server import describe
 
