@@ -14,46 +14,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.bad_inputs.corpus import Stopped
 from toolkit.corpus.engines import LocalEngine
 from toolkit.corpus.inputs import input_files
 from toolkit.corpus.manifest import MANIFEST_NAME, SUMMARY_NAME
 from toolkit.corpus.run import predict_corpus
 from toolkit.corpus.shards import plan_shards
-from toolkit.corpus.worker import PredictionSettings, loaded_predictor, parse_shard
+from toolkit.corpus.worker import PredictionSettings, loaded_predictor
 from toolkit.errors import ToolkitError
 from toolkit.files import DirectoryLock, input_lines
 
 LINES = ["The cat sat on the mat .", "Birds sing .", "It rains in Paris today .", "We went home .", "", '{"broken']
-
-
-class Stopped(LocalEngine):
-    """The local engine, stopped before shard *at* as a kill would stop it (*how*), or with an input edited there.
-
-    ``between``: after the shards before it were recorded. ``unrecorded``: after its output was renamed
-    into place, before its entry was written. ``mid-shard``: while its temporary file was being
-    written (a file nobody holds is left). ``edited``: *edit* runs, and the run goes on.
-    """
-
-    def __init__(self, at: int, how: str, edit=None):
-        super().__init__()
-        self.at, self.how, self.edit = at, how, edit
-
-    def parse(self, shards, folder, archive_sha256):
-        for index, shard in enumerate(shards):
-            if index == self.at:
-                if self.how == "edited":
-                    self.edit()
-                elif self.how == "unrecorded":
-                    parse_shard(self.settings, shard, folder, archive_sha256)
-                    raise KeyboardInterrupt
-                elif self.how == "mid-shard":
-                    target = Path(folder) / shard.output
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.with_name(f".{target.name}.0123abcd.tmp").write_text("half a shard\n")
-                    raise KeyboardInterrupt
-                else:
-                    raise KeyboardInterrupt
-            yield from super().parse([shard], folder, archive_sha256)
 
 
 def expected_records(settings: PredictionSettings, files: list[Path]) -> dict[Path, list[str]]:
