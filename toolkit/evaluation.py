@@ -99,7 +99,22 @@ def evaluate(
 
 
 def score(predictions: Sequence[Any], examples: Sequence[Example], metrics: Sequence[Metric]) -> dict[str, float]:
-    """Every metric's scores of *predictions* against the targets of *examples* (one dict, in metric order)."""
+    """Every metric's scores of *predictions* against the targets of *examples* (one dict, in metric order).
+
+    Where the examples come from several domains (``meta["domain"]``, :mod:`toolkit.training.data_sources`),
+    each domain's scores follow the whole's, named ``DOMAIN_SCORE`` (``bio_smatch``).
+    """
+    results = _score(predictions, examples, metrics)
+    domains = list(dict.fromkeys(example.meta.get("domain") for example in examples))
+    if len(domains) > 1:
+        for domain in domains:
+            chosen = [i for i, example in enumerate(examples) if example.meta.get("domain") == domain]
+            scores = _score([predictions[i] for i in chosen], [examples[i] for i in chosen], metrics)
+            results.update({f"{domain or 'other'}_{name}": value for name, value in scores.items()})
+    return results
+
+
+def _score(predictions: Sequence[Any], examples: Sequence[Example], metrics: Sequence[Metric]) -> dict[str, float]:
     results: dict[str, float] = {}
     for metric in metrics:
         metric.reset()

@@ -6,8 +6,10 @@ The config's top level:
     validation_dataset_reader  optional: how to read validation, test and prediction inputs when
                            training's reader differs (it augments, e.g. data recombination)
     train_data_path        required: a file, or a list of files read one after another (gold data
-                           and a teacher's silver trees, say)
-    validation_data_path   optional: enables early stopping and best-checkpoint averaging
+                           and a teacher's silver trees, say); a file's examples picked by id
+                           ({path, ids}); or an object of named domains (see toolkit.training.data_sources)
+    validation_data_path   optional: enables early stopping and best-checkpoint averaging; scores
+                           per domain too where it names several
     test_data_path         optional: evaluated once after training, into metrics.json
     grammar                the output grammar (default {"type": "sequence"})
     vocabulary             min_count, max_size, namespace_aliases
@@ -49,6 +51,7 @@ from toolkit.params import Params, differences, show_differences
 from toolkit.plugins import write_plugins
 from toolkit.registrable import record_built
 from toolkit.training.checkpointer import CHECKPOINTS_DIR, Checkpointer
+from toolkit.training.data_sources import DataSource, data_sources, read_sources
 from toolkit.training.distributed import Distributed, close_distributed, init_distributed
 from toolkit.training.run_directory import RUN_LOG, discard_unfinished_start, prepare_serialization_dir, writing_into
 from toolkit.training.trainer import Trainer, seed_everything
@@ -83,13 +86,11 @@ def fitted_summary(key: str, value) -> str:
     return f"{key} ({len(value)})" if isinstance(value, (list, dict)) else f"{key} = {value}"
 
 
-def pop_paths(params: Params, key: str) -> list[str]:
-    """A required data path, or a non-empty list of them, as a list."""
-    value = params.pop(key)
-    paths = value if isinstance(value, list) else [value]
-    if not paths or not all(isinstance(path, str) for path in paths):
-        raise ConfigurationError(f"{params.path(key)}: expected a path or a non-empty list of paths, got {value!r}")
-    return paths
+def pop_sources(params: Params, key: str, required: bool = False) -> list[DataSource] | None:
+    """The data sources at *key* (see :mod:`toolkit.training.data_sources`); ``None`` where an optional one is not given."""
+    value = params.pop(key) if required else params.pop(key, None)
+    value = value.as_dict() if isinstance(value, Params) else value
+    return None if value is None else data_sources(value, params.path(key))
 
 
 def drop_skipped(grammar: Grammar, examples: Sequence[Example], split: str) -> list[Example]:
@@ -258,15 +259,15 @@ def _train(
     reader = DatasetReader.from_params(params.pop_object("dataset_reader"))
     validation_params = params.pop_object("validation_dataset_reader", None)
     validation_reader = DatasetReader.from_params(validation_params) if validation_params is not None else reader
-    train_paths = pop_paths(params, "train_data_path")
-    validation_path = params.pop_str("validation_data_path", None)
-    test_path = params.pop_str("test_data_path", None)
+    train_sources = pop_sources(params, "train_data_path", required=True)
+    validation_sources = pop_sources(params, "validation_data_path")
+    test_sources = pop_sources(params, "test_data_path")
     cache_directory = params.pop_str("cache_directory", None) or os.environ.get("TOOLKIT_CACHE_DIR") or None
     grammar = Grammar.from_params(params.pop_object("grammar", {}))
 
-    train_examples = [example for path in train_paths for example in reader.read(path)]
-    validation_examples = validation_reader.read(validation_path) if validation_path else None
-    test_examples = validation_reader.read(test_path) if test_path else None  # read now: a bad file must not wait for the end of training
+    train_examples = read_sources(reader, train_sources)
+    validation_examples = read_sources(validation_reader, validation_sources) if validation_sources else None
+    test_examples = read_sources(validation_reader, test_sources) if test_sources else None  # read now: a bad file must not wait for the end of training
     logger.info("read %d training and %d validation examples", len(train_examples), len(validation_examples or []))
     if fitted := reader.fit(train_examples):
         for key in ("dataset_reader", "validation_dataset_reader"):  # the archive reads new inputs with the latter, if there is one
@@ -308,7 +309,8 @@ def _train(
     logger.info("model: %d trained parameters%s", trained, f" (and {frozen} frozen)" if frozen else "")
 
     inputs = [module.inputs_source() for module in model.modules() if isinstance(module, TokenEmbedder)]
-    key = cache_key(config, *train_paths, inputs=inputs) if cache_directory else ""
+    picked = [source.ids for source in train_sources if source.ids is not None]  # the paths' contents are hashed, not the ids picked from them
+    key = cache_key(config, *(source.path for source in train_sources), inputs=[*inputs, *picked]) if cache_directory else ""
     train_data = cached(cache_directory, key, lambda: [model.index(example) for example in train_examples], write=distributed.is_main)
     weights, history = trainer.train(
         model,

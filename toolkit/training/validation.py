@@ -31,7 +31,8 @@ class Validation:
         if any(found is None for found in names):
             return
         available = ["loss"] + [name for found in names for name in found]
-        if self.metric_name not in available:
+        per_domain = any(self.metric_name.endswith(f"_{name}") for name in available)  # bio_smatch: a domain's (toolkit.evaluation.score)
+        if self.metric_name not in available and not per_domain:
             close = difflib.get_close_matches(self.metric_name, available, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise ConfigurationError(f"trainer.validation_metric: no metric computes {self.metric_name!r}{hint}; available: {', '.join(available)}")

@@ -1,0 +1,68 @@
+"""The AMR oracle per domain: a config's grammar fitted on its training data, replayed on each domain of its
+validation and test data (``jsonnet_configs/amr_two_domains.jsonnet``: The Little Prince and Bio AMR).
+
+For each part it prints the oracle's Smatch (the ceiling a parser trained on that data has there), the
+graphs it relabelled (a label the fitted grammar does not allow), and the share of label actions (``PRED``,
+copies with a sense, ``ENTITY``, ``NAME``, ...) that the oracle fitted on the part itself makes and the
+training oracle never does: labels no model trained on the config's data has a row for.
+
+    python benchmarks/amr_domains.py CONFIG [-o OVERRIDES] [--train-domains little_prince]
+"""
+
+import argparse
+import logging
+from collections import Counter
+
+import transition_systems  # noqa: F401  (registers the amr grammar)
+from toolkit.cli_options import config_params
+from toolkit.data.dataset_readers import DatasetReader
+from toolkit.grammars.grammar import Grammar
+from toolkit.metrics.smatch import Smatch
+from toolkit.oracle import replay_oracle
+from toolkit.training.data_sources import data_sources, read_sources
+
+STRUCTURE = {"SHIFT", "REDUCE", "MERGE", "SWAP", "CLOSE", "LA", "RA", "DEPENDENT"}
+
+
+def is_label(symbol: str) -> bool:
+    """Whether *symbol* makes or names a concept (rather than moving or attaching): what a vocabulary can lack."""
+    return symbol.partition(":")[0] not in STRUCTURE and not symbol.startswith(("LA(", "RA("))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("config")
+    parser.add_argument("-o", "--overrides", action="append", default=[], help="as for toolkit train")
+    parser.add_argument("--train-domains", default=None, help="fit on these training domains only (comma-separated): a book-only grammar")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)
+    params = config_params(args.config, tuple(args.overrides))
+    config = params.as_dict()
+    reader = DatasetReader.of_unseen_data(params)
+    train_sources = data_sources(config["train_data_path"], "train_data_path")
+    if args.train_domains:
+        train_sources = [source for source in train_sources if source.domain in args.train_domains.split(",")]
+    train = read_sources(reader, train_sources)
+    grammar = Grammar.from_params(params.pop_object("grammar", {}))
+    grammar.fit(train)
+    vocabulary = {symbol for example in train for symbol in grammar.oracle(example)}
+    print(f"fitted on {len(train)} training graphs ({', '.join(sorted({s.domain or s.path for s in train_sources}))}); {len(vocabulary)} symbols\n")
+    print("| part | graphs | oracle Smatch | relabelled | label actions the training oracle never makes |")
+    print("|---|---:|---:|---:|---:|")
+    for split in ("validation_data_path", "test_data_path"):
+        for source in data_sources(config[split], split):
+            examples = source.read(reader)
+            report = replay_oracle(grammar, examples, [Smatch(getattr(grammar, "smatch_seed", 13))])
+            itself = Grammar.from_params(config.get("grammar", {}))
+            itself.fit(examples)
+            labels = [symbol for example in examples for symbol in itself.oracle(example) if is_label(symbol)]
+            missing = Counter(symbol for symbol in labels if symbol not in vocabulary)
+            name = f"{split.removesuffix('_data_path')} {source.domain or source.path}"
+            print(
+                f"| {name} | {len(examples)} | {100 * report['smatch']:.1f} | {report.get('oracle_relabelled', 0)} "
+                f"| {sum(missing.values())} of {len(labels)} ({100 * sum(missing.values()) / max(len(labels), 1):.1f}%): {missing.most_common(6)} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
