@@ -27,7 +27,14 @@ from tests.bad_inputs.checks import (
     unknown_key_archive,
     zero_4k,
 )
-from tests.bad_inputs.machinery import TSV, Case
+from tests.bad_inputs.machinery import SEQ2SEQ, TSV, Case, Env
+
+
+def ids_of_clean_tsv(env: Env) -> str:
+    env.seq2seq_env()
+    picked = json.dumps({"train_data_path": {"path": str(env.tmp / "clean.tsv"), "ids": ["x.1"]}})
+    return env.cli_error("train", SEQ2SEQ, "-s", env.tmp / "run", "-o", picked)
+
 
 CONFIG_CASES = [
     Case(
@@ -358,8 +365,29 @@ CONFIG_CASES = [
         "path-not-a-string",
         '`"train_data_path": 3` or `null` (a traceback from the file system)',
         "`toolkit train`",
-        "error: train_data_path: expected a path or a non-empty list of paths, got 3",
+        "error: train_data_path: expected a path, a source {path, ids}, a non-empty list of them, or an object of named ones, got 3",
         train_error('{"train_data_path": 3}'),
+    ),
+    Case(
+        "path-null",
+        '`"train_data_path": null`',
+        "`toolkit train`",
+        "error: train_data_path: expected a path, a source {path, ids}, a non-empty list of them, or an object of named ones, got None",
+        train_error('{"train_data_path": null}'),
+    ),
+    Case(
+        "path-ids-missing",
+        "`{path: FILE, ids: [...]}` for a TSV file, whose examples have no ids",
+        "`toolkit train`",
+        "error: clean.tsv: its examples have no ids (a PENMAN file's '# ::id' gives them), so ids pick none",
+        ids_of_clean_tsv,
+    ),
+    Case(
+        "path-domain-bad",
+        "`validation_data_path: {bio: 7}` (a domain named, its data not)",
+        "`toolkit train`",
+        "error: validation_data_path.bio: expected a path, a source {path, ids}, a non-empty list of them, or an object of named ones, got 7",
+        train_error('{"validation_data_path": {"bio": 7}}'),
     ),
     Case(
         "unknown-validation-metric",

@@ -35,6 +35,8 @@ class DataSource:
         if self.ids is not None:
             wanted = set(self.ids)
             found = {example.meta.get("id") for example in examples}
+            if found <= {None}:
+                raise ConfigurationError(f"{self.path}: its examples have no ids (a PENMAN file's '# ::id' gives them), so ids pick none")
             if missing := [graph_id for graph_id in self.ids if graph_id not in found]:
                 raise ConfigurationError(f"{self.path} holds no example with the id {missing[0]!r} ({len(missing)} of {len(self.ids)} ids missing)")
             examples = [example for example in examples if example.meta.get("id") in wanted]

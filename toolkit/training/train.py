@@ -90,7 +90,7 @@ def pop_sources(params: Params, key: str, required: bool = False) -> list[DataSo
     """The data sources at *key* (see :mod:`toolkit.training.data_sources`); ``None`` where an optional one is not given."""
     value = params.pop(key) if required else params.pop(key, None)
     value = value.as_dict() if isinstance(value, Params) else value
-    return None if value is None else data_sources(value, params.path(key))
+    return None if value is None and not required else data_sources(value, params.path(key))
 
 
 def drop_skipped(grammar: Grammar, examples: Sequence[Example], split: str) -> list[Example]:
