@@ -30,6 +30,7 @@ from transition_systems.amr.lexicon import DEMONYMS
 from transition_systems.amr.mentions import PROPER
 
 MIN_NAMES = 3  # different names of a kind that must agree before training changes the kind's type
+TYPED = "TYPE:"  # the kind of a mention that says its AMR type itself (``TYPE:enzyme``: the learned name tagger's)
 
 _ORGANIZATIONS = (
     "organization company government-organization military criminal-organization political-party market-sector school university research-institute team league"
@@ -151,6 +152,8 @@ PLACE_KINDS = frozenset({"GPE", "LOC", PROPER})  # kinds of mention a gazetteer'
 
 def entity_type(kind: str, words: Sequence[str], by_kind: dict[str, str], by_name: dict[str, str]) -> str | None:
     """The type of the entity a *kind* mention of *words* names (see the module docstring); ``None``: no NAME."""
+    if kind.startswith(TYPED):  # a tagger learned from the domain's graphs read it; the name's own training type still comes first
+        return by_name.get(" ".join(words), kind[len(TYPED) :])
     if kind not in KINDS:  # a date, a number (CARDINAL, MONEY, ...) or an adjective of place (NORP) is no name
         return None
     name = " ".join(words)
@@ -192,11 +195,11 @@ def learn_entity_types(seen: Iterable[tuple[str, Sequence[str], str]]) -> tuple[
     names: dict[str, Counter[str]] = defaultdict(Counter)
     kind_names: dict[str, dict[str, str]] = defaultdict(dict)  # kind -> name -> its first type
     for kind, words, type_ in seen:
-        if kind not in KINDS:
+        if kind not in KINDS and not kind.startswith(TYPED):
             continue
         name = " ".join(words)
         names[name][type_] += 1
-        if rule_type(kind, words) is None:
+        if kind in KINDS and rule_type(kind, words) is None:
             kind_names[kind].setdefault(name, type_)
     refined = {}
     for kind, typed in sorted(kind_names.items()):

@@ -14,6 +14,7 @@ from transition_systems.amr.entity_types import learn_entity_types
 from transition_systems.amr.graph import GoldGraph
 from transition_systems.amr.limits import ACTIONS_PER_NODE
 from transition_systems.amr.mentions import DATE
+from transition_systems.amr.name_tagger import NameTagger
 from transition_systems.amr.state import PRED, SENSED_COPIES
 
 UNBOUNDED = 10**9
@@ -35,6 +36,7 @@ class LearnsFromTraining:
         if self.frames is None and self.lexicon.frames:
             self.frames = dict(self.lexicon.frames)
             fitted["frames"] = self.frames
+        fitted.update(self.fit_name_tagger(examples))
         fitted.update(self.fit_entity_types(examples))
         fitted.update(self.fit_caps(examples))
         if not self.restrict_pred_labels or self.pred_labels is not None:
@@ -76,12 +78,27 @@ class LearnsFromTraining:
             "copy_labels": sorted(copies),
         }
 
+    def fit_name_tagger(self, examples: Sequence[Example]) -> dict[str, Any]:
+        """With ``learn_names`` (and no tagger given), learn the name tagger from the names the aligner finds as token spans."""
+        if not self.learn_names or self.name_tagger is not None:
+            return {}
+        tagged = []
+        for example in examples:
+            try:
+                graph = GoldGraph.of(self.target(example))
+            except DataError:
+                continue
+            sentence = self.derivation_state(example).sentence
+            tagged.append((sentence.tokens, {span: graph.labels[entity] for entity, span in self.align(graph, sentence).names.items()}))
+        self.name_tagger = NameTagger.train(tagged)
+        return {"name_tagger": self.name_tagger.weights}
+
     def fit_entity_types(self, examples: Sequence[Example]) -> dict[str, Any]:
         """Learn the entity type of each kind of mention and each name from the gold entities whose names'
         spans are mentions (unless given), and record where the mentions came from.
         """
         fitted: dict[str, Any] = {"mentions": self.mentions}
-        if self.mentions == "none" or self.entity_types is not None:
+        if (self.mentions == "none" and self.name_tagger is None) or self.entity_types is not None:
             return fitted
         seen = []
         for example in examples:

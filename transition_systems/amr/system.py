@@ -26,6 +26,7 @@ from transition_systems.amr.graph import GoldGraph
 from transition_systems.amr.isomorphism import same_graph
 from transition_systems.amr.lexicon import DEMONYMS, Lexicon
 from transition_systems.amr.mentions import MAX_MENTION_WORDS, MENTION_SOURCES, find_mentions, spacy_available
+from transition_systems.amr.name_tagger import NameTagger, merged
 from transition_systems.amr.oracle import StaticOracle
 from transition_systems.amr.penman_text import read_penman, write_penman
 from transition_systems.amr.state import CLOSE, COPY_LEMMA, LA, ROOT, SHIFT, AmrState, Sentence
@@ -142,6 +143,11 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         entity_types, entity_names: the entity type ``NAME`` makes per kind of mention and per
             name (:mod:`~transition_systems.amr.entity_types`): what :meth:`fit` learns from the
             training graphs.
+        learn_names: learn a tagger of names and their types from the training graphs' aligned names
+            (:mod:`~transition_systems.amr.name_tagger`): its mentions come first, the *mentions*
+            source's fill in where it finds none. For a domain a news NER does not know (proteins,
+            drugs, cell lines).
+        name_tagger: the learned tagger's weights (what :meth:`fit` records).
         take_mentions: at a mention's first token a parse may only make it whole (``NAME``,
             ``DATE``): every mention the grammar can type becomes its entity, however rarely the
             training data showed one (for parsing; the oracle of a grammar with it fails where a
@@ -175,6 +181,8 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         mentions: str = "auto",
         entity_types: dict[str, str] | None = None,
         entity_names: dict[str, str] | None = None,
+        learn_names: bool = False,
+        name_tagger: dict[str, dict[str, float]] | None = None,
         take_mentions: bool = False,
     ) -> None:
         for key, value in (("max_merge", max_merge), ("max_nodes_per_span", max_nodes_per_span), ("max_nodes", max_nodes)):
@@ -209,6 +217,7 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         if self.mentions == "spacy" and not spacy_available():
             logger.warning("this grammar's mentions came from spaCy's NER, which is not installed here, so rules find them: %s", install_hint("spacy"))
         self.entity_types, self.entity_names, self.take_mentions = entity_types, entity_names, take_mentions
+        self.learn_names, self.name_tagger = learn_names, None if name_tagger is None else NameTagger(name_tagger)
         self.refused: set[object] = set()  # the examples over the node limit already warned about
 
     @cached_property
@@ -271,7 +280,10 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         lemmas = example.meta.get("lemmas") if example.meta else None
         if lemmas is None or len(lemmas) != len(tokens):
             lemmas = lemmatize(tokens)
-        return AmrState(self, Sentence(tokens, tuple(lemmas), find_mentions(tokens, self.mentions)))
+        mentions = find_mentions(tokens, self.mentions)
+        if self.name_tagger is not None:
+            mentions = merged(self.name_tagger.mentions(tokens), mentions)
+        return AmrState(self, Sentence(tokens, tuple(lemmas), mentions))
 
     def oracle(self, example: Example) -> list[str]:
         return self.run_oracle(example)[0]
