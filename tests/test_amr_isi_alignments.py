@@ -127,3 +127,24 @@ def test_the_aligner_is_scored_by_isi_conventions_on_its_own_fixture():
         for item in graphs
     ]
     assert score_aligner(grammar, naive).f1 < score.f1 - 0.15
+
+
+@pytest.mark.parametrize(
+    ("tokens", "span"),
+    [
+        ("B @-@ Raf activates ERK1 @/@ 2 .", {"braf": (0, 3), "erk": (4, 7)}),  # ISI's glue marks: the name spelled across them
+        ("B - Raf activates ERK1 / 2 .", {}),  # spaCy's plain hyphen: an entity of these tokens would spell "B" "-" "Raf"
+    ],
+)
+def test_a_name_split_by_isis_glue_marks_is_found_as_a_span(tokens, span):
+    from toolkit.data.tokenization import lemmatize
+    from transition_systems.amr.graph import GoldGraph
+    from transition_systems.amr.sentence import Sentence
+
+    graph = GoldGraph.of(
+        penman.decode('(a / activate-01 :ARG0 (e / enzyme :name (n / name :op1 "B-Raf")) :ARG1 (e2 / enzyme :name (n2 / name :op1 "ERK1/2")))')
+    )
+    words = tokens.split()
+    alignment = AmrTransitionSystem(mentions="none").align(graph, Sentence(tuple(words), lemmatize(tuple(words))))
+    names = {"braf" if entity == "e" else "erk": found for entity, found in alignment.names.items()}
+    assert names == span
