@@ -768,6 +768,26 @@ def test_role_words_take_their_role_frame_before_a_derived_verb(tmp_path):
     assert frames["father"] == "have-rel-role-91" and frames["death"] == "die-01"
 
 
+def test_a_nominalization_no_list_gives_copies_its_verbs_first_propbank_frame(tmp_path):
+    from toolkit.data.example import Example
+    from transition_systems.amr.lexicon import Lexicon, derived_frame
+
+    (tmp_path / "propbank-amr-frames-arg-descr.txt").write_text(
+        "signal-07  ARG0: shower\nsignal-08  ARG0: x\nsupplement-01  ARG0: agent\nanticoagulate-101  ARG0: doctor\nat-once-01\nsignaling-01  ARG0: y\n"
+    )
+    lexicon = Lexicon.load(tmp_path)
+    assert lexicon.verb_frames == {"signal": "signal-07", "supplement": "supplement-01", "at-once": "at-once-01", "signaling": "signaling-01"}
+    assert derived_frame("supplementation", lexicon.verb_frames) == "supplement-01"
+    assert derived_frame("signaling", lexicon.verb_frames) is None, "a verb itself is no nominalization"
+    assert derived_frame("signals", lexicon.verb_frames) is None and derived_frame("ing", lexicon.verb_frames) is None
+    grammar = AmrTransitionSystem(dictionaries=str(tmp_path), mentions="none", restrict_pred_labels=False)
+    example = Example(["serum", "supplementation"], penman.decode("(s / supplement-01 :ARG1 (s2 / serum))"), {"lemmas": ["serum", "supplementation"]})
+    fitted = grammar.fit([example])
+    assert "supplement-01" in fitted["verb_frames"] and "COPY_FRAME" in grammar.oracle(example)
+    rebuilt = AmrTransitionSystem(mentions="none", verb_frames=fitted["verb_frames"])  # as an archive rebuilds it, without the dictionaries
+    assert rebuilt.frame_of("supplementation") == "supplement-01"
+
+
 CONCEPTS = ("want-01", "go-02", "say-01", "boy", "girl", "person", "thing", "and", "possible-01", "new", "have-org-role-91", "date-entity", "country")
 ROLES = ("ARG0", "ARG1", "ARG2", "mod", "location", "time", "manner", "op1", "op2", "poss", "part", "domain", "ARG0-of", "ARG1-of", "consist-of")
 ATTRIBUTES = (("polarity", "-", "not"), ("mode", "imperative", None), ("quant", "5", "five"), ("year", "2010", "2010"), ("month", "12", "December"))

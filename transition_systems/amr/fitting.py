@@ -36,6 +36,9 @@ class LearnsFromTraining:
         if self.frames is None and self.lexicon.frames:
             self.frames = dict(self.lexicon.frames)
             fitted["frames"] = self.frames
+        if self.verb_frames is None and self.lexicon.verb_frames:
+            self.verb_frames = dict(self.lexicon.verb_frames)
+            fitted["verb_frames"] = sorted(self.verb_frames.values())
         fitted.update(self.fit_name_tagger(examples))
         fitted.update(self.fit_entity_types(examples))
         fitted.update(self.fit_caps(examples))

@@ -11,7 +11,10 @@ The dictionaries are data read from a configured folder (the grammar's ``diction
   ::DERIV-NOUN-ACTOR "conqueror"``: nouns and actor nouns that AMR writes as their verb's frame;
 
 - ``have-rel-role-91-roles-*.txt`` / ``have-org-role-91-roles-*.txt``: ``USE-HAVE-REL-ROLE-91-ARG2
-  friend``: the role words a ``have-rel-role-91`` / ``have-org-role-91`` takes as ``:ARG2``.
+  friend``: the role words a ``have-rel-role-91`` / ``have-org-role-91`` takes as ``:ARG2``;
+- ``propbank-amr-frames-*.txt``: ``describe-01  ARG0: describer ...``: the PropBank frames AMR uses;
+  each verb's first sense is what a nominalization no list gives is copied as
+  (:func:`derived_frame`: *supplementation* -> ``supplement-01``, *signaling* -> ``signal-07``).
 
 A word's *frame* (what the ``COPY_FRAME`` action makes) is its ``VERBALIZE`` line's frame
 (``afraid`` -> ``fear-01``), else the role frame it is a role word of (``father`` ->
@@ -47,7 +50,14 @@ FORMATS = {
     "morph-verbalization": re.compile(r'^(?:::DERIV-[A-Z-]+ "[^"]+"\s*)+$'),
     "have-rel-role-91-roles": re.compile(rf"^(?:MAYBE-)?USE-HAVE-REL-ROLE-91-ARG2 ({_WORD})(?:\s+:standard ({_WORD}))?"),
     "have-org-role-91-roles": re.compile(rf"^(?:MAYBE-)?USE-HAVE-ORG-ROLE-91-ARG2 ({_WORD})(?:\s+:standard ({_WORD}))?"),
+    "propbank-amr-frames": re.compile(r"^([a-z][a-z-]*)-(\d\d+)(?:\s|$)"),  # a frame's arguments may be missing; rare senses have 3 digits
 }
+# a nominalization's ending, and what its verb ends in instead, longest first: supplement-ation, phosphoryl-ation/-ate,
+# inhibit-ion, secret-ion/-e, treat-ment, signal-ing
+NOMINAL_ENDINGS = (
+    ("isation", "ise"), ("ization", "ize"), ("ation", "ate"), ("ation", ""), ("ation", "e"), ("ition", "ite"), ("ion", "e"), ("ion", ""),
+    ("ment", ""), ("ance", "e"), ("ance", ""), ("ence", "e"), ("ence", ""), ("ing", "e"), ("ing", ""), ("al", "e"), ("al", ""),
+)  # fmt: skip
 DERIVATION = re.compile(r'::DERIV-([A-Z-]+) "([^"]+)"')
 
 CUES: dict[str, frozenset[str]] = {
@@ -144,6 +154,7 @@ class Lexicon:
     role_words: frozenset[str] = frozenset()  # words a have-rel-role-91 / have-org-role-91 takes as :ARG2
     heads: frozenset[str] = frozenset()  # concepts a verbalization puts over a frame: person, thing, ship (``:ARG0-of``)
     frames: Mapping[str, str] = field(default_factory=lambda: dict(CUE_FRAMES))  # word -> the frame AMR writes it as: digestion -> digest-01
+    verb_frames: Mapping[str, str] = field(default_factory=dict)  # PropBank's verbs: lemma -> its first frame (signal -> signal-07)
     digest: str = ""  # SHA-256 of the files used, for the record
 
     def evokes(self, word: str, base: str) -> bool:
@@ -174,6 +185,7 @@ def _load(folder: str | None) -> Lexicon:
     verbs: dict[str, set[str]] = {}
     roles: set[str] = set()
     heads: set[str] = set()
+    verb_frames: dict[str, str] = {}
     verbalized: dict[str, str] = {}
     role_frames: dict[str, str] = {}
     digest = hashlib.sha256()
@@ -195,6 +207,8 @@ def _load(folder: str | None) -> Lexicon:
                         verbalized[match[1].lower()] = frame
                 elif kind == "morph-verbalization":
                     _add_derivations(verbs, DERIVATION.findall(match[0]))
+                elif kind == "propbank-amr-frames" and len(match[2]) == 2:  # copies make two-digit senses only
+                    verb_frames[match[1]] = min(verb_frames.get(match[1], f"{match[1]}-{match[2]}"), f"{match[1]}-{match[2]}")
                 else:
                     roles.update(word.lower() for word in match.groups() if word)
                     role_frames.setdefault(match[1].lower(), kind.removesuffix("-roles"))
@@ -205,7 +219,19 @@ def _load(folder: str | None) -> Lexicon:
     frames.update(role_frames)
     frames.update(verbalized)
     frozen = {word: frozenset(evoked) for word, evoked in concepts.items()}
-    return Lexicon(frozen, {word: frozenset(v) for word, v in verbs.items()}, frozenset(roles), frozenset(heads), frames, digest.hexdigest())
+    return Lexicon(frozen, {word: frozenset(v) for word, v in verbs.items()}, frozenset(roles), frozenset(heads), frames, verb_frames, digest.hexdigest())
+
+
+def derived_frame(word: str, verb_frames: Mapping[str, str]) -> str | None:
+    """The frame of the verb *word* is a nominalization of (:data:`NOMINAL_ENDINGS`), where *verb_frames* (PropBank's
+    first frame of each verb) has one and *word* is no verb itself: *supplementation* -> ``supplement-01``.
+    """
+    if word in verb_frames:
+        return None
+    for ending, verb_ending in NOMINAL_ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3 and (frame := verb_frames.get(word[: -len(ending)] + verb_ending)):
+            return frame
+    return None
 
 
 def _read(path: Path, pattern: re.Pattern[str]) -> list[re.Match[str]] | None:

@@ -19,12 +19,13 @@ from toolkit.data.tokenization import lemmatize
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.extras import install_hint
 from toolkit.grammars.grammar import Grammar
+from transition_systems.amr.actions import frame_verb
 from transition_systems.amr.aligner import Alignment, align
 from transition_systems.amr.entity_types import entity_type
 from transition_systems.amr.fitting import LearnsFromTraining
 from transition_systems.amr.graph import GoldGraph
 from transition_systems.amr.isomorphism import same_graph
-from transition_systems.amr.lexicon import DEMONYMS, Lexicon
+from transition_systems.amr.lexicon import DEMONYMS, Lexicon, derived_frame
 from transition_systems.amr.mentions import MAX_MENTION_WORDS, MENTION_SOURCES, find_mentions, spacy_available
 from transition_systems.amr.name_tagger import NameTagger, merged
 from transition_systems.amr.oracle import StaticOracle
@@ -135,6 +136,9 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         frames: the word -> frame table ``COPY_FRAME`` copies from (``digestion`` ->
             ``digest-01``): what :meth:`fit` records from the dictionaries, so an archive parses
             without them.
+        verb_frames: PropBank's first frame of each verb (``signal-07``), what :meth:`fit` records from
+            the dictionaries: a nominalization no list gives copies its verb's
+            (:func:`~transition_systems.amr.lexicon.derived_frame`: *supplementation* -> ``supplement-01``).
         mentions: where the named-entity and date mentions that ``NAME`` and ``DATE`` make whole
             come from (:mod:`~transition_systems.amr.mentions`): ``"spacy"`` (its NER), ``"rules"``,
             ``"none"`` (no NAME nor DATE), or ``"auto"``: spaCy's where it is installed, else the
@@ -178,6 +182,7 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         force_align: bool = True,
         dictionaries: str | None = None,
         frames: dict[str, str] | None = None,
+        verb_frames: list[str] | None = None,
         mentions: str = "auto",
         entity_types: dict[str, str] | None = None,
         entity_names: dict[str, str] | None = None,
@@ -211,6 +216,7 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         self.max_repeats_per_span, self.max_actions_per_span = max_repeats_per_span, max_actions_per_span
         self.smatch_seed, self.force_align = smatch_seed, force_align
         self.dictionaries, self.frames = dictionaries, frames
+        self.verb_frames = None if verb_frames is None else {frame_verb(frame): frame for frame in verb_frames}
         if mentions not in ("auto", *MENTION_SOURCES):
             raise ConfigurationError(f"must be one of auto, {', '.join(MENTION_SOURCES)}; got {mentions!r}", key="mentions")
         self.mentions = ("spacy" if spacy_available() else "rules") if mentions == "auto" else mentions
@@ -241,7 +247,8 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
 
     def frame_of(self, key: str) -> str | None:
         """The frame ``COPY_FRAME`` makes at a span whose lemma is *key*, if the grammar has one for it."""
-        return self.frames.get(key) if self.frames else None
+        listed = self.frames.get(key) if self.frames else None
+        return listed or (derived_frame(key, self.verb_frames) if self.verb_frames else None)
 
     def node_limit(self, tokens: int) -> int:
         """The most nodes a graph of a *tokens*-token sentence may have."""
