@@ -6,7 +6,10 @@ graphs it relabelled (a label the fitted grammar does not allow), and the share 
 copies with a sense, ``ENTITY``, ``NAME``, ...) that the oracle fitted on the part itself makes and the
 training oracle never does: labels no model trained on the config's data has a row for.
 
-    python benchmarks/amr_domains.py CONFIG [-o OVERRIDES] [--train-domains little_prince]
+With ``--archive``, a trained parser is scored on each test part instead (its own reader, search and
+metrics): how a parser trained on one domain does on another, beside one trained on both.
+
+    python benchmarks/amr_domains.py CONFIG [-o OVERRIDES] [--train-domains little_prince] [--archive MODEL.tar.gz]
 """
 
 import argparse
@@ -34,10 +37,13 @@ def main() -> None:
     parser.add_argument("config")
     parser.add_argument("-o", "--overrides", action="append", default=[], help="as for toolkit train")
     parser.add_argument("--train-domains", default=None, help="fit on these training domains only (comma-separated): a book-only grammar")
+    parser.add_argument("--archive", default=None, help="score this trained parser on each test part of CONFIG")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     params = config_params(args.config, tuple(args.overrides))
     config = params.as_dict()
+    if args.archive:
+        return score_archive(args.archive, config)
     reader = DatasetReader.of_unseen_data(params)
     train_sources = data_sources(config["train_data_path"], "train_data_path")
     if args.train_domains:
@@ -62,6 +68,19 @@ def main() -> None:
                 f"| {name} | {len(examples)} | {100 * report['smatch']:.1f} | {report.get('oracle_relabelled', 0)} "
                 f"| {sum(missing.values())} of {len(labels)} ({100 * sum(missing.values()) / max(len(labels), 1):.1f}%): {missing.most_common(6)} |"
             )
+
+
+def score_archive(path: str, config: dict) -> None:
+    """The parser at *path* on each test part of *config*, read by the archive's own reader."""
+    from toolkit.archive import load_archive
+    from toolkit.evaluation import evaluate
+
+    archive = load_archive(path)
+    print(f"| {path} | graphs | Smatch |\n|---|---:|---:|")
+    for source in data_sources(config["test_data_path"], "test_data_path"):
+        examples = source.read(archive.dataset_reader)
+        scores = evaluate(archive.model, examples, archive.metrics)
+        print(f"| test {source.domain or source.path} | {len(examples)} | {100 * scores['smatch']:.1f} |")
 
 
 if __name__ == "__main__":
