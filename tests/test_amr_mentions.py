@@ -3,6 +3,7 @@
 import itertools
 import logging
 from pathlib import Path
+from types import SimpleNamespace
 
 import penman
 import pytest
@@ -145,6 +146,29 @@ def test_training_refines_the_ner_mapping_and_never_replaces_it():
 def test_ner_labels_map_to_amr_types_by_gazetteer_cue_and_kind(kind, name, expected):
     assert entity_type(kind, name.split(), {}, {}) == expected
     assert expected in NE_TYPES
+
+
+def test_markup_tags_and_determiners_stay_out_of_ner_names(monkeypatch):
+    """An NER span that takes in the tags around a word (``<i> BRAF </i>``) or a determiner names the words inside."""
+    tokens = ("<i>", "BRAF", "</i>", "and", "the", "<b>", "MEK", "</b>", "<br/>", "The")
+    entities = [(0, 3, "PERSON"), (4, 8, "ORG"), (8, 9, "PRODUCT"), (9, 10, "ORG")]
+
+    class Pipeline:
+        vocab = None
+
+        def __call__(self, doc):
+            return doc
+
+    def doc(vocab, words):
+        assert tuple(words) == tokens
+        return SimpleNamespace(ents=[SimpleNamespace(start=s, end=e, label_=label) for s, e, label in entities])
+
+    monkeypatch.setattr(mentions_module, "_ner", lambda: (Pipeline(), doc))
+    mentions_module._spacy_mentions.cache_clear()
+    try:
+        assert find_mentions(tokens, "spacy") == (Mention(1, 2, "PERSON"), Mention(6, 7, "ORG"), Mention(9, 10, "ORG"))
+    finally:
+        mentions_module._spacy_mentions.cache_clear()
 
 
 @pytest.mark.skipif(not mentions_module.spacy_available(), reason="needs spaCy and an English model")

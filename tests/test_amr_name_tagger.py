@@ -45,9 +45,20 @@ def test_learned_mentions_come_first_and_others_fill_in():
     assert merged(learned, ner) == (Mention(0, 1, "DATE"), Mention(2, 3, f"{TYPED}disease"), Mention(5, 6, "PERSON"))
 
 
-def test_a_typed_mention_names_its_type_unless_training_typed_the_name():
+def test_a_typed_mention_names_its_type_unless_training_or_a_rule_types_the_name():
     assert entity_type(f"{TYPED}disease", ["CRC"], {}, {}) == "disease"
     assert entity_type(f"{TYPED}disease", ["CRC"], {}, {"CRC": "cell-line"}) == "cell-line"
+    assert entity_type(f"{TYPED}nucleic-acid", ["Arizona"], {}, {}) == "state"  # the gazetteer over a tagger's guess
+    assert entity_type(f"{TYPED}protein", ["Mayo", "Clinic"], {}, {}) == "hospital"  # a cue word likewise
+
+
+def test_a_tagger_trained_without_words_learns_only_from_spelling_and_context():
+    """Word dropout hides the word itself from that share of the training steps: at 1, no weight is the word's."""
+    blind = NameTagger.train(sentences(), word_dropout=1.0)
+    seeing = NameTagger.train(sentences(), word_dropout=0.0)
+    assert not any(feature.startswith(("w=", "t+w=")) for feature in blind.weights)
+    assert any(feature.startswith("w=") for feature in seeing.weights)
+    assert blind.mentions(["we", "treated", "LoVo2", "cells", "with", "dasatinib", "."])  # spelling and neighbours still find names
 
 
 def graph_example(tokens, graph):

@@ -152,8 +152,8 @@ PLACE_KINDS = frozenset({"GPE", "LOC", PROPER})  # kinds of mention a gazetteer'
 
 def entity_type(kind: str, words: Sequence[str], by_kind: dict[str, str], by_name: dict[str, str]) -> str | None:
     """The type of the entity a *kind* mention of *words* names (see the module docstring); ``None``: no NAME."""
-    if kind.startswith(TYPED):  # a tagger learned from the domain's graphs read it; the name's own training type still comes first
-        return by_name.get(" ".join(words), kind[len(TYPED) :])
+    if kind.startswith(TYPED):  # a tagger learned from the domain's graphs read it: the name's training type and the rules come first
+        return by_name.get(" ".join(words)) or rule_type(PROPER, words) or kind[len(TYPED) :]
     if kind not in KINDS:  # a date, a number (CARDINAL, MONEY, ...) or an adjective of place (NORP) is no name
         return None
     name = " ".join(words)

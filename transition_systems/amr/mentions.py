@@ -21,7 +21,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import NamedTuple
 
-from toolkit.data.tokenization import spacy_english
+from toolkit.data.tokenization import MARKUP_TAG, spacy_english
 
 logger = logging.getLogger(__name__)
 
@@ -69,12 +69,19 @@ def _spacy_mentions(tokens: tuple[str, ...]) -> tuple[Mention, ...]:
     doc = nlp(doc_type(nlp.vocab, words=list(tokens)))
     mentions = []
     for entity in doc.ents:
-        start = entity.start
-        while start < entity.end - 1 and tokens[start].lower() in DETERMINERS:  # "The United Nations": the name is "United Nations"
+        start, end = entity.start, entity.end
+        while start < end - 1 and (tokens[start].lower() in DETERMINERS or is_markup(tokens[start])):  # "The United Nations", "<i> BRAF </i>"
             start += 1
-        if entity.end - start <= MAX_MENTION_WORDS:
-            mentions.append(Mention(start, entity.end, entity.label_))
+        while end > start + 1 and is_markup(tokens[end - 1]):
+            end -= 1
+        if end - start <= MAX_MENTION_WORDS and not is_markup(tokens[start]):
+            mentions.append(Mention(start, end, entity.label_))
     return tuple(mentions)
+
+
+def is_markup(token: str) -> bool:
+    """Whether *token* is a markup tag (``<i>``, ``</sup>``): never a word of a name, though NER spans take them in."""
+    return MARKUP_TAG.fullmatch(token) is not None
 
 
 @lru_cache(maxsize=65536)
