@@ -19,7 +19,7 @@ import transition_systems  # noqa: F401  (registers the amr grammar)
 from toolkit.data.tokenization import lemmatize
 from toolkit.params import data_root
 from transition_systems.amr import AmrTransitionSystem
-from transition_systems.amr.gold_alignments import read_gold_alignments, score_aligner
+from transition_systems.amr.gold_alignments import isi_type_cues, read_gold_alignments, score_aligner
 from transition_systems.amr.graph import GoldGraph
 from transition_systems.amr.sentence import Sentence
 
@@ -33,10 +33,11 @@ def misses(grammar: AmrTransitionSystem, graphs) -> Counter:
     for item in graphs:
         gold_graph = GoldGraph.of(item.graph)
         alignment = grammar.align(gold_graph, Sentence(item.tokens, lemmatize(item.tokens)))
+        cues = isi_type_cues(gold_graph, alignment, lemmatize(item.tokens))
         for node, tokens in item.gold.items():
             if node in gold_graph.constants:
                 continue
-            ours = alignment.tokens.get(node) if node not in alignment.forced else None
+            ours = cues.get(node, alignment.tokens.get(node)) if node not in alignment.forced else None
             if ours not in tokens:
                 missed[gold_graph.labels[node]] += 1
     return missed

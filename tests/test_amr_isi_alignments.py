@@ -148,3 +148,26 @@ def test_a_name_split_by_isis_glue_marks_is_found_as_a_span(tokens, span):
     alignment = AmrTransitionSystem(mentions="none").align(graph, Sentence(tuple(words), lemmatize(tuple(words))))
     names = {"braf" if entity == "e" else "erk": found for entity, found in alignment.names.items()}
     assert names == span
+
+
+@pytest.mark.parametrize(
+    ("tokens", "cue"),
+    [
+        ("HCT116 cell lines grew .", 2),  # the last of the type's words after the name
+        ("the kinase AKT binds .", 1),  # else the word before it, a word TYPE_WORDS gives the type
+        ("HCT116 grew .", None),  # no such word: the type stays at the name
+    ],
+)
+def test_isi_aligns_an_entity_type_at_the_word_that_says_it(tokens, cue):
+    from toolkit.data.tokenization import lemmatize
+    from transition_systems.amr.gold_alignments import isi_type_cues
+    from transition_systems.amr.graph import GoldGraph
+    from transition_systems.amr.sentence import Sentence
+
+    words = tuple(tokens.split())
+    name = "AKT" if "AKT" in words else "HCT116"
+    concept = "enzyme" if name == "AKT" else "cell-line"
+    graph = GoldGraph.of(penman.decode(f'(x / {concept} :name (n / name :op1 "{name}"))'))
+    alignment = AmrTransitionSystem(mentions="none").align(graph, Sentence(words, lemmatize(words)))
+    assert alignment.tokens["x"] == words.index(name)  # the aligner keeps the entity at its name, where the oracle makes it
+    assert isi_type_cues(graph, alignment, lemmatize(words)) == ({} if cue is None else {"x": cue})

@@ -141,6 +141,15 @@ def test_training_refines_the_ner_mapping_and_never_replaces_it():
         ("PRODUCT", "Model 3", "product"),
         ("PERSON", "Jack London", "person"),  # a person's name keeps its kind's type, whatever words it has
         ("GPE", "Marin County", "county"),
+        ("ORG", "The Washington Post", "newspaper"),  # a newspaper's word counts as the name's last word only
+        ("ORG", "Post Office Ltd", "company"),
+        ("ORG", "European Central Bank", "government-organization"),  # a run of words over its one cue (bank)
+        ("ORG", "Deutsche Bank", "company"),
+        ("ORG", "Karlsruhe Institute of Technology", "university"),
+        ("ORG", "Max Planck Institute", "research-institute"),
+        ("ORG", "the Foreign Office", "government-organization"),
+        ("PERSON", "Danube", "river"),  # a river's name is nothing else, whatever NER called it
+        ("GPE", "Ohio", "state"),
     ],
 )
 def test_ner_labels_map_to_amr_types_by_gazetteer_cue_and_kind(kind, name, expected):

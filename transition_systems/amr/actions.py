@@ -41,7 +41,7 @@ Actions (the paper's set; a label follows the first colon):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from toolkit.grammars.grammar import SymbolTable
@@ -95,6 +95,16 @@ def frame_verb(frame: str) -> str:
     return verb if verb and is_sense(sense) else frame
 
 
+def senses_of(frames: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Each verb of *frames* with its senses (``give-up-07`` -> ``give-up``: ``07``); frames without a two-digit sense are left out."""
+    senses: dict[str, set[str]] = {}
+    for frame in frames:
+        verb, _, sense = frame.rpartition("-")
+        if verb and is_sense(sense):
+            senses.setdefault(verb, set()).add(sense)
+    return {verb: frozenset(found) for verb, found in senses.items()}
+
+
 def is_lemma_copy(label: str, particles: frozenset[str]) -> bool:
     """What may follow ``COPY_LEMMA:``: a sense, or one of *particles* and a sense (``up-07``)."""
     particle, _, sense = label.rpartition("-")
@@ -104,7 +114,7 @@ def is_lemma_copy(label: str, particles: frozenset[str]) -> bool:
 # the actions without a label, and the flag of AmrAllowed that allows each
 BARE_SYMBOLS = {
     COPY_LEMMA: "create",
-    COPY_SENSE01: "create",
+    COPY_SENSE01: "sense01",
     COPY_FRAME: "frame",
     COPY_STEM: "stem",
     COPY_POSITIVE: "positive",
@@ -143,6 +153,8 @@ class AmrAllowed:
     wiki: bool = False  # WIKI: s0 has a name and no :wiki yet
     particles: frozenset[str] = frozenset()  # the sentence's words that COPY_LEMMA may add as a phrasal verb's particle
     copies: frozenset[str] | None = None  # what may follow COPY_LEMMA:, COPY_STEM: and COPY_POSITIVE: at all (None: any)
+    senses: Mapping[str, frozenset[str]] | None = None  # per copy with a sense, the labels PropBank has a frame for here (None: any)
+    sense01: bool = False  # COPY_SENSE01: may create, and the lemma's -01 is a frame (where senses are checked)
     merge: bool = False
     shift: bool = False
     reduce: bool = False
@@ -182,6 +194,8 @@ class AmrAllowed:
     def _copies(self, kind: str, label: str) -> bool:
         """Whether ``kind:label`` is an allowed copy with a sense (and a particle)."""
         if self.copies is not None and label not in self.copies:
+            return False
+        if self.senses is not None and label not in self.senses.get(kind, ()):
             return False
         if kind in BASES or kind == COPY_FRAME:
             return getattr(self, BARE_SYMBOLS[kind]) and is_sense(label)

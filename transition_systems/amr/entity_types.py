@@ -9,7 +9,10 @@ first to last:
 2. a gazetteer's: countries (``France``; spaCy says only ``GPE``), U.S. states, continents;
 3. the type a word of the name says (:data:`CUES`, after the guidelines: ``Stanford University`` ->
    ``university``, ``Heathrow Airport`` -> ``airport``, ``Ministry of Health`` ->
-   ``government-organization``, ``Mississippi River`` -> ``river``);
+   ``government-organization``, ``Mississippi River`` -> ``river``), its last word
+   (:data:`HEAD_CUES`: ``The Washington Post`` -> ``newspaper``) or a run of its words
+   (:data:`PHRASE_CUES`: ``European Central Bank`` -> ``government-organization``, not a bank's
+   ``company``); a river of :data:`RIVERS` whatever NER called it;
 4. the kind's type (:data:`KINDS`): its default, or what training refined it to. Training refines a
    kind only to a type the kind can name (``ORG`` may become ``company``, never ``world-region``),
    and only where at least :data:`MIN_NAMES` different names of the kind, none typed by 1-3, agree
@@ -122,6 +125,18 @@ CUES: dict[str, str] = {
     }.items()
     for word in words.split()
 }
+# words that say a name's type only as its last word (``The Washington Post``, ``the Foreign Office``; not ``Post Office Ltd``)
+HEAD_CUES: dict[str, str] = {
+    **{word: "newspaper" for word in "times post herald tribune gazette chronicle telegraph observer guardian inquirer courier".split()},
+    **{word: "government-organization" for word in "office service authority reserve treasury".split()},
+}
+# runs of words that say a type over any single cue in them (a central bank is no company, an institute of technology a university)
+PHRASE_CUES: dict[tuple[str, ...], str] = {
+    ("central", "bank"): "government-organization",
+    ("institute", "of", "technology"): "university",
+    ("technical", "university"): "university",
+    ("polytechnic",): "university",
+}
 CUE_OVER_KIND = frozenset({"PERSON"})  # kinds a cue does not override: ``Jack London`` stays a person
 
 _MORE_COUNTRIES = """
@@ -147,6 +162,11 @@ GAZETTEER: dict[str, str] = {
     **{name: "continent" for name in ("Africa", "Antarctica", "Asia", "Australia", "Europe", "North America", "South America", "Oceania")},
 }
 GAZETTEER["Australia"] = "country"  # the country, in nearly every sentence that names it
+# rivers whose name is no person's, country's or company's: news NER reads them as any kind (``the Danube`` a PERSON)
+RIVERS = frozenset(
+    "Danube Rhine Thames Seine Ganges Mekong Volga Tigris Euphrates Zambezi Yangtze Rhone Elbe Loire Indus Orinoco Limpopo "
+    "Dnieper Oder Vistula Tagus Ebro Brahmaputra Irrawaddy Yenisei Nile Potomac".split()
+)
 PLACE_KINDS = frozenset({"GPE", "LOC", PROPER})  # kinds of mention a gazetteer's place may come as (spaCy calls some countries LOC)
 
 
@@ -168,11 +188,18 @@ def entity_type(kind: str, words: Sequence[str], by_kind: dict[str, str], by_nam
 def rule_type(kind: str, words: Sequence[str]) -> str | None:
     """The type a gazetteer or a cue word gives a *kind* mention of *words*, if one does."""
     name = " ".join(words)
+    if name in RIVERS:  # whatever the kind: the name is nothing else
+        return "river"
     if name in GAZETTEER and kind in PLACE_KINDS:
         return GAZETTEER[name]
     if kind in CUE_OVER_KIND:
         return None
     lowered = [word.lower().rstrip(".") for word in words]
+    for phrase, type_ in PHRASE_CUES.items():
+        if any(tuple(lowered[i : i + len(phrase)]) == phrase for i in range(len(lowered) - len(phrase) + 1)):
+            return type_
+    if len(lowered) > 1 and lowered[-1] in HEAD_CUES:
+        return HEAD_CUES[lowered[-1]]
     if len(lowered) > 1 and lowered[0] in ("mount", "mt", "lake"):  # Mount Everest, Lake Victoria: the type comes first
         return CUES[lowered[0]]
     cued = [CUES[word] for word in lowered[1:] if word in CUES] or [CUES[word] for word in lowered[:1] if word in CUES and len(lowered) > 1]

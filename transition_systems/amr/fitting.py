@@ -11,6 +11,7 @@ from typing import Any
 from toolkit.data.example import Example
 from toolkit.errors import DataError
 from transition_systems.amr.entity_types import learn_entity_types
+from transition_systems.amr.actions import senses_of
 from transition_systems.amr.graph import GoldGraph
 from transition_systems.amr.limits import ACTIONS_PER_NODE
 from transition_systems.amr.mentions import DATE
@@ -39,6 +40,9 @@ class LearnsFromTraining:
         if self.verb_frames is None and self.lexicon.verb_frames:
             self.verb_frames = dict(self.lexicon.verb_frames)
             fitted["verb_frames"] = sorted(self.verb_frames.values())
+        if self.propbank_senses and self.senses is None and self.lexicon.propbank_frames:
+            self.senses = senses_of(self.lexicon.propbank_frames)
+            fitted["propbank_frames"] = sorted(self.lexicon.propbank_frames)
         fitted.update(self.fit_name_tagger(examples))
         fitted.update(self.fit_entity_types(examples))
         fitted.update(self.fit_caps(examples))

@@ -26,6 +26,11 @@ one token, as in ISI's biomedical release, so the indices after one hold.
 A file's first ``# ::alignments`` line decides the format of all of its lines (JAMR's items have a
 ``|``, ISI's never do); it is logged once per file and kept as each graph's ``alignment_format``.
 
+ISI aligns an entity's type to the word that says it, where one stands by the name (*HCT116 cells*:
+``cell-line`` at *cells*; *the kinase AKT*: ``enzyme`` at *kinase*), where the aligner puts the whole entity
+at its name, since the oracle makes it there; :func:`isi_type_cues` moves the type to that word for
+ISI's format only (:data:`TYPE_WORDS`, and the words of the type's own label).
+
 A concept node counts as aligned correctly when the aligner's token is one of its gold tokens.
 Precision is over the nodes the aligner aligned, recall over the nodes the gold aligns; nodes
 the gold leaves unaligned (concepts no word stands for) count against precision if aligned.
@@ -35,7 +40,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,10 +54,18 @@ from transition_systems.amr.graph import GoldGraph
 from transition_systems.amr.state import Sentence
 
 if TYPE_CHECKING:
+    from transition_systems.amr.aligner import Alignment
     from transition_systems.amr.system import AmrTransitionSystem
 
 logger = logging.getLogger(__name__)
 JAMR, ISI = "JAMR", "ISI"
+# words that say an entity's type beside those of its label (``cell-line``: *cell*, *line*), as lemmas
+TYPE_WORDS: dict[str, frozenset[str]] = {
+    "enzyme": frozenset({"kinase", "phosphatase", "ligase", "protease"}),
+    "small-molecule": frozenset({"inhibitor", "compound", "drug"}),
+    "pathway": frozenset({"signaling", "signalling", "cascade"}),
+    "protein-family": frozenset({"family"}),
+}
 ITEMS = {
     JAMR: re.compile(r"(\d+)-(\d+)\|(0(?:\.\d+)*(?:\+0(?:\.\d+)*)*)"),  # start-end|address+address, addresses from 0
     ISI: re.compile(r"(\d+)-1((?:\.[1-9]\d*)*)(\.r)?"),  # token-address, from 1, maybe the role into the node (.r)
@@ -137,8 +150,9 @@ def score_aligner(grammar: AmrTransitionSystem, graphs: list[GoldAlignedGraph], 
         alignment = grammar.align(gold_graph, Sentence(item.tokens, lemmatize(item.tokens)))
         # an entity whose type the gold leaves unaligned is ISI's convention (the strings stand for it), not a wrong guess
         by_convention = {source for source, role, _ in gold_graph.edges if role == "name" and source not in item.gold}
+        cues = isi_type_cues(gold_graph, alignment, lemmatize(item.tokens)) if item.alignment_format == ISI else {}
         ours = {
-            node: token
+            node: cues.get(node, token)
             for node, token in alignment.tokens.items()
             if node not in gold_graph.constants and node not in by_convention and (forced or node not in alignment.forced)
         }
@@ -146,6 +160,22 @@ def score_aligner(grammar: AmrTransitionSystem, graphs: list[GoldAlignedGraph], 
         gold += len(item.gold)
         correct += sum(token in item.gold.get(node, ()) for node, token in ours.items())
     return AlignmentScore(correct, predicted, gold)
+
+
+def isi_type_cues(graph: GoldGraph, alignment: Alignment, lemmas: Sequence[str]) -> dict[str, int]:
+    """Entity node -> the word by its name that says its type, as ISI aligns types: the last of the run of such words
+    right after the name (*HCT116 cell lines*: *lines*), else the word right before it (*the kinase AKT*)."""
+    cues = {}
+    for entity, (start, end) in alignment.names.items():
+        words = TYPE_WORDS.get(graph.labels[entity], frozenset()) | frozenset(graph.labels[entity].split("-"))
+        after = end
+        while after < len(lemmas) and lemmas[after] in words:
+            after += 1
+        if after > end:
+            cues[entity] = after - 1
+        elif start > 0 and lemmas[start - 1] in words:
+            cues[entity] = start - 1
+    return cues
 
 
 def _blocks(text: str) -> Iterator[tuple[int, str]]:

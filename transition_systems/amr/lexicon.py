@@ -95,6 +95,11 @@ CUES: dict[str, frozenset[str]] = {
         "euro": "€ euros",
         "pound": "£ pounds",
         "mean-01": "mean means meant",
+        "figure": "fig fig. figs figs. figure figures",  # scientific prose's abbreviations: *Fig. 3*, *e.g.*, *vs.*
+        "exemplify-01": "e.g. eg",
+        "versus": "vs vs. versus",
+        "approximately": "approx approx. ~ about around roughly nearly",
+        "et-cetera": "etc etc.",
         "again": "again more once",
         "have-frequency-91": "times time often frequently once twice",
         "relative-position": "from away ahead behind near far beside above below inside outside opposite",
@@ -155,6 +160,7 @@ class Lexicon:
     heads: frozenset[str] = frozenset()  # concepts a verbalization puts over a frame: person, thing, ship (``:ARG0-of``)
     frames: Mapping[str, str] = field(default_factory=lambda: dict(CUE_FRAMES))  # word -> the frame AMR writes it as: digestion -> digest-01
     verb_frames: Mapping[str, str] = field(default_factory=dict)  # PropBank's verbs: lemma -> its first frame (signal -> signal-07)
+    propbank_frames: frozenset[str] = frozenset()  # every frame AMR uses with a two-digit sense (signal-07, give-up-07, possible-01)
     digest: str = ""  # SHA-256 of the files used, for the record
 
     def evokes(self, word: str, base: str) -> bool:
@@ -186,6 +192,7 @@ def _load(folder: str | None) -> Lexicon:
     roles: set[str] = set()
     heads: set[str] = set()
     verb_frames: dict[str, str] = {}
+    propbank_frames: set[str] = set()
     verbalized: dict[str, str] = {}
     role_frames: dict[str, str] = {}
     digest = hashlib.sha256()
@@ -209,6 +216,7 @@ def _load(folder: str | None) -> Lexicon:
                     _add_derivations(verbs, DERIVATION.findall(match[0]))
                 elif kind == "propbank-amr-frames" and len(match[2]) == 2:  # copies make two-digit senses only
                     verb_frames[match[1]] = min(verb_frames.get(match[1], f"{match[1]}-{match[2]}"), f"{match[1]}-{match[2]}")
+                    propbank_frames.add(f"{match[1]}-{match[2]}")
                 else:
                     roles.update(word.lower() for word in match.groups() if word)
                     role_frames.setdefault(match[1].lower(), kind.removesuffix("-roles"))
@@ -219,7 +227,8 @@ def _load(folder: str | None) -> Lexicon:
     frames.update(role_frames)
     frames.update(verbalized)
     frozen = {word: frozenset(evoked) for word, evoked in concepts.items()}
-    return Lexicon(frozen, {word: frozenset(v) for word, v in verbs.items()}, frozenset(roles), frozenset(heads), frames, verb_frames, digest.hexdigest())
+    derivations = {word: frozenset(v) for word, v in verbs.items()}
+    return Lexicon(frozen, derivations, frozenset(roles), frozenset(heads), frames, verb_frames, frozenset(propbank_frames), digest.hexdigest())
 
 
 def derived_frame(word: str, verb_frames: Mapping[str, str]) -> str | None:

@@ -252,7 +252,7 @@ class StaticOracle:
             action = DEMONYM
         elif label == key:
             action = COPY_LEMMA
-        elif label == f"{key}-01":
+        elif label == f"{key}-01" and COPY_SENSE01 in state.allowed():  # not where the grammar holds copies to PropBank's frames
             action = COPY_SENSE01
         elif label == self.system.frame_of(key):
             action = COPY_FRAME

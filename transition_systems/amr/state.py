@@ -131,7 +131,7 @@ class AmrState(State):
             forward, backward = self.between.get((s0, s1), ()), self.between.get((s1, s0), ())
             excluded = frozenset([f"{LA}:{role}" for role in forward] + [f"{RA}:{role}" for role in backward])
             left, right = len(forward) < MAX_EDGES_BETWEEN, len(backward) < MAX_EDGES_BETWEEN
-        preds, frame, stem, positive, word, number, demonym, name, date = self._span_options() if create else (None,) + (False,) * 8
+        preds, frame, stem, positive, word, number, demonym, name, date, senses = self._span_options() if create else (None,) + (False,) * 8 + (None,)
         name, date = (name, date) if self.here == 0 and self.span_end == self.cursor + 1 else (False, False)  # a mention's span is made whole
         if (name or date) and self.takes_mentions:
             return AmrAllowed(name=name, date=date)
@@ -149,6 +149,8 @@ class AmrState(State):
             wiki=depth >= 1 and room and self._spelled_name(self.stack[-1]) is not None,
             particles=self.sentence.particles if create else frozenset(),
             copies=system.copy_labels if create else None,
+            senses=senses,
+            sense01=create and (senses is None or "01" in senses[COPY_LEMMA]),
             merge=merge,
             shift=shift,
             reduce=reduce,
@@ -182,8 +184,21 @@ class AmrState(State):
             mention = sentence.mention(start) if end == start + 1 else None
             name = mention is not None and system.entity_type(mention.kind, sentence.tokens[mention.start : mention.end]) is not None
             date = mention is not None and sentence.date(mention) is not None
-            cache[cache_key] = (preds, frame, stem, positive, word, number, demonym, name, date, self.system)  # the grammar kept, so its id stays its own
-        return cache[cache_key][:9]
+            senses = self._senses(key) if system.senses is not None else None
+            cache[cache_key] = (preds, frame, stem, positive, word, number, demonym, name, date, senses, self.system)  # the grammar kept: its id stays its own
+        return cache[cache_key][:10]
+
+    def _senses(self, key: str) -> dict[str, frozenset[str]]:
+        """Per copy with a sense, the labels that make a PropBank frame at a span whose lemma is *key*."""
+        system = self.system
+        frame = system.frame_of(key)
+        phrasal = {f"{particle}-{sense}" for particle in self.sentence.particles for sense in system.senses_for(f"{key}-{particle}")}
+        return {
+            COPY_LEMMA: system.senses_for(key) | phrasal,
+            COPY_FRAME: system.senses_for(frame and frame_verb(frame)),
+            COPY_STEM: system.senses_for(derived_base(key)),
+            COPY_POSITIVE: system.senses_for(positive_base(key)),
+        }
 
     def features(self) -> Mapping[str, Any]:
         """Token positions nearest first: the stack nodes' tokens (top first, each token once) and the unread tokens."""

@@ -19,7 +19,7 @@ from toolkit.data.tokenization import lemmatize
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.extras import install_hint
 from toolkit.grammars.grammar import Grammar
-from transition_systems.amr.actions import frame_verb
+from transition_systems.amr.actions import frame_verb, senses_of
 from transition_systems.amr.aligner import Alignment, align
 from transition_systems.amr.entity_types import entity_type
 from transition_systems.amr.fitting import LearnsFromTraining
@@ -139,6 +139,12 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         verb_frames: PropBank's first frame of each verb (``signal-07``), what :meth:`fit` records from
             the dictionaries: a nominalization no list gives copies its verb's
             (:func:`~transition_systems.amr.lexicon.derived_frame`: *supplementation* -> ``supplement-01``).
+        propbank_senses: a copy with a sense (``COPY_LEMMA:02``, ``COPY_SENSE01``, ``COPY_STEM:01``,
+            ``COPY_FRAME:03``, ``COPY_LEMMA:up-07``) makes only a frame PropBank has for AMR, so a
+            parser never invents ``cell-01`` or ``describe-05``; :meth:`fit` records the frames from
+            the dictionaries (``propbank-amr-frames-*.txt``) as *propbank_frames*. Without
+            dictionaries, copies take any sense training copied.
+        propbank_frames: those frames (``signal-07``, ``give-up-07``: what :meth:`fit` records).
         mentions: where the named-entity and date mentions that ``NAME`` and ``DATE`` make whole
             come from (:mod:`~transition_systems.amr.mentions`): ``"spacy"`` (its NER), ``"rules"``,
             ``"none"`` (no NAME nor DATE), or ``"auto"``: spaCy's where it is installed, else the
@@ -183,6 +189,8 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         dictionaries: str | None = None,
         frames: dict[str, str] | None = None,
         verb_frames: list[str] | None = None,
+        propbank_senses: bool = False,
+        propbank_frames: list[str] | None = None,
         mentions: str = "auto",
         entity_types: dict[str, str] | None = None,
         entity_names: dict[str, str] | None = None,
@@ -217,6 +225,7 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         self.smatch_seed, self.force_align = smatch_seed, force_align
         self.dictionaries, self.frames = dictionaries, frames
         self.verb_frames = None if verb_frames is None else {frame_verb(frame): frame for frame in verb_frames}
+        self.propbank_senses, self.senses = propbank_senses, None if propbank_frames is None else senses_of(propbank_frames)
         if mentions not in ("auto", *MENTION_SOURCES):
             raise ConfigurationError(f"must be one of auto, {', '.join(MENTION_SOURCES)}; got {mentions!r}", key="mentions")
         self.mentions = ("spacy" if spacy_available() else "rules") if mentions == "auto" else mentions
@@ -249,6 +258,12 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         """The frame ``COPY_FRAME`` makes at a span whose lemma is *key*, if the grammar has one for it."""
         listed = self.frames.get(key) if self.frames else None
         return listed or (derived_frame(key, self.verb_frames) if self.verb_frames else None)
+
+    def senses_for(self, verb: str | None) -> frozenset[str] | None:
+        """The senses a copy may give *verb* (``None``: any; empty where PropBank has no frame of it or there is no verb)."""
+        if self.senses is None:
+            return None
+        return self.senses.get(verb, frozenset()) if verb else frozenset()
 
     def node_limit(self, tokens: int) -> int:
         """The most nodes a graph of a *tokens*-token sentence may have."""
