@@ -10,8 +10,8 @@ from typing import Any
 
 from toolkit.data.example import Example
 from toolkit.errors import DataError
-from transition_systems.amr.entity_types import learn_entity_types
 from transition_systems.amr.actions import senses_of
+from transition_systems.amr.entity_types import learn_entity_types
 from transition_systems.amr.graph import GoldGraph
 from transition_systems.amr.limits import ACTIONS_PER_NODE
 from transition_systems.amr.mentions import DATE

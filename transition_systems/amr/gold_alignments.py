@@ -164,7 +164,8 @@ def score_aligner(grammar: AmrTransitionSystem, graphs: list[GoldAlignedGraph], 
 
 def isi_type_cues(graph: GoldGraph, alignment: Alignment, lemmas: Sequence[str]) -> dict[str, int]:
     """Entity node -> the word by its name that says its type, as ISI aligns types: the last of the run of such words
-    right after the name (*HCT116 cell lines*: *lines*), else the word right before it (*the kinase AKT*)."""
+    right after the name (*HCT116 cell lines*: *lines*), else the word right before it (*the kinase AKT*).
+    """
     cues = {}
     for entity, (start, end) in alignment.names.items():
         words = TYPE_WORDS.get(graph.labels[entity], frozenset()) | frozenset(graph.labels[entity].split("-"))

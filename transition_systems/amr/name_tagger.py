@@ -45,7 +45,9 @@ def features(tokens: Sequence[str], i: int, previous: str) -> list[str]:
     lower, coded = word.lower(), shape(word)
     found = ["bias", f"w={lower}", f"s={coded}", f"t={previous}", f"t+w={previous} {lower}", f"3={lower[-3:]}", f"2={lower[-2:]}", f"p={lower[:3]}"]
     found += [f"4={lower[-4:]}", f"p4={lower[:4]}"]
-    found += [flag for flag, holds in (("digit", any(c.isdigit() for c in word)), ("innercap", any(c.isupper() for c in word[1:])), ("hyphen", "-" in word)) if holds]
+    found += [
+        flag for flag, holds in (("digit", any(c.isdigit() for c in word)), ("innercap", any(c.isupper() for c in word[1:])), ("hyphen", "-" in word)) if holds
+    ]
     for offset in (-2, -1, 1, 2):
         j = i + offset
         neighbour = tokens[j].lower() if 0 <= j < len(tokens) else "<>"
@@ -66,7 +68,8 @@ class NameTagger:
     @classmethod
     def train(cls, sentences: Sequence[Tagged], epochs: int = EPOCHS, seed: int = 13, word_dropout: float = WORD_DROPOUT) -> NameTagger:
         """Learn from *sentences* (tokens and gold name spans with their types), in a seeded order, each step
-        without the word itself with probability *word_dropout*."""
+        without the word itself with probability *word_dropout*.
+        """
         data = [(list(tokens), tags_of(len(tokens), names)) for tokens, names in sentences]
         tags = sorted({OUTSIDE, *(tag for _, gold in data for tag in gold)})
         weights: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
