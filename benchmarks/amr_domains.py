@@ -2,7 +2,8 @@
 validation and test data (``jsonnet_configs/amr_two_domains.jsonnet``: The Little Prince and Bio AMR).
 
 For each part it prints the oracle's Smatch (the ceiling a parser trained on that data has there), the
-graphs it relabelled (a label the fitted grammar does not allow), and the share of label actions (``PRED``,
+graphs it relabelled (a label the fitted grammar does not allow), the gold names a mention's ``NAME``
+makes with the right type (``amr_other_text.entity_types``: what any parser that takes mentions makes), and the share of label actions (``PRED``,
 copies with a sense, ``ENTITY``, ``NAME``, ...) that the oracle fitted on the part itself makes and the
 training oracle never does: labels no model trained on the config's data has a row for.
 
@@ -15,6 +16,8 @@ metrics): how a parser trained on one domain does on another, beside one trained
 import argparse
 import logging
 from collections import Counter
+
+from amr_other_text import entity_types
 
 import transition_systems  # noqa: F401  (registers the amr grammar)
 from toolkit.cli_options import config_params
@@ -53,8 +56,8 @@ def main() -> None:
     grammar.fit(train)
     vocabulary = {symbol for example in train for symbol in grammar.oracle(example)}
     print(f"fitted on {len(train)} training graphs ({', '.join(sorted({s.domain or s.path for s in train_sources}))}); {len(vocabulary)} symbols\n")
-    print("| part | graphs | oracle Smatch | relabelled | label actions the training oracle never makes |")
-    print("|---|---:|---:|---:|---:|")
+    print("| part | graphs | oracle Smatch | relabelled | names NAME types right | label actions the training oracle never makes |")
+    print("|---|---:|---:|---:|---:|---:|")
     for split in ("validation_data_path", "test_data_path"):
         for source in data_sources(config[split], split):
             examples = source.read(reader)
@@ -63,9 +66,10 @@ def main() -> None:
             itself.fit(examples)
             labels = [symbol for example in examples for symbol in itself.oracle(example) if is_label(symbol)]
             missing = Counter(symbol for symbol in labels if symbol not in vocabulary)
+            typed, names, _ = entity_types(grammar, examples)
             name = f"{split.removesuffix('_data_path')} {source.domain or source.path}"
             print(
-                f"| {name} | {len(examples)} | {100 * report['smatch']:.1f} | {report.get('oracle_relabelled', 0)} "
+                f"| {name} | {len(examples)} | {100 * report['smatch']:.1f} | {report.get('oracle_relabelled', 0)} | {typed} of {names} "
                 f"| {sum(missing.values())} of {len(labels)} ({100 * sum(missing.values()) / max(len(labels), 1):.1f}%): {missing.most_common(6)} |"
             )
 
