@@ -29,7 +29,7 @@ A file's first ``# ::alignments`` line decides the format of all of its lines (J
 ISI aligns an entity's type to the word that says it, where one stands by the name (*HCT116 cells*:
 ``cell-line`` at *cells*; *the kinase AKT*: ``enzyme`` at *kinase*), where the aligner puts the whole entity
 at its name, since the oracle makes it there; :func:`isi_type_cues` moves the type to that word for
-ISI's format only (:data:`TYPE_WORDS`, and the words of the type's own label).
+ISI's formats only (its line and its in-graph ``~e.N``; :data:`TYPE_WORDS`, and the words of the type's own label).
 
 A concept node counts as aligned correctly when the aligner's token is one of its gold tokens.
 Precision is over the nodes the aligner aligned, recall over the nodes the gold aligns; nodes
@@ -150,7 +150,7 @@ def score_aligner(grammar: AmrTransitionSystem, graphs: list[GoldAlignedGraph], 
         alignment = grammar.align(gold_graph, Sentence(item.tokens, lemmatize(item.tokens)))
         # an entity whose type the gold leaves unaligned is ISI's convention (the strings stand for it), not a wrong guess
         by_convention = {source for source, role, _ in gold_graph.edges if role == "name" and source not in item.gold}
-        cues = isi_type_cues(gold_graph, alignment, lemmatize(item.tokens)) if item.alignment_format == ISI else {}
+        cues = isi_type_cues(gold_graph, alignment, lemmatize(item.tokens)) if item.alignment_format != JAMR else {}
         ours = {
             node: cues.get(node, token)
             for node, token in alignment.tokens.items()
