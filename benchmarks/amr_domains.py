@@ -8,15 +8,19 @@ copies with a sense, ``ENTITY``, ``NAME``, ...) that the oracle fitted on the pa
 training oracle never does: labels no model trained on the config's data has a row for.
 
 With ``--archive``, a trained parser is scored on each test part instead (its own reader, search and
-metrics): how a parser trained on one domain does on another, beside one trained on both.
+metrics): how a parser trained on one domain does on another, beside one trained on both; and the
+concepts with a sense it made that PropBank has no frame for (``--propbank-senses``: again with its
+copies held to PropBank's frames).
 
-    python benchmarks/amr_domains.py CONFIG [-o OVERRIDES] [--train-domains little_prince] [--archive MODEL.tar.gz]
+    python benchmarks/amr_domains.py CONFIG [-o OVERRIDES] [--train-domains little_prince] [--archive MODEL.tar.gz [--propbank-senses]]
 """
 
 import argparse
 import logging
+import re
 from collections import Counter
 
+import penman
 from amr_other_text import entity_types
 
 import transition_systems  # noqa: F401  (registers the amr grammar)
@@ -26,7 +30,10 @@ from toolkit.grammars.grammar import Grammar
 from toolkit.metrics.smatch import Smatch
 from toolkit.oracle import replay_oracle
 from toolkit.training.data_sources import data_sources, read_sources
+from transition_systems.amr.actions import senses_of
+from transition_systems.amr.lexicon import Lexicon
 
+SENSE = re.compile(r"-\d\d$")
 STRUCTURE = {"SHIFT", "REDUCE", "MERGE", "SWAP", "CLOSE", "LA", "RA", "DEPENDENT"}
 
 
@@ -41,12 +48,13 @@ def main() -> None:
     parser.add_argument("-o", "--overrides", action="append", default=[], help="as for toolkit train")
     parser.add_argument("--train-domains", default=None, help="fit on these training domains only (comma-separated): a book-only grammar")
     parser.add_argument("--archive", default=None, help="score this trained parser on each test part of CONFIG")
+    parser.add_argument("--propbank-senses", action="store_true", help="with --archive: score it again with copies held to PropBank's frames")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     params = config_params(args.config, tuple(args.overrides))
     config = params.as_dict()
     if args.archive:
-        return score_archive(args.archive, config)
+        return score_archive(args.archive, config, args.propbank_senses)
     reader = DatasetReader.of_unseen_data(params)
     train_sources = data_sources(config["train_data_path"], "train_data_path")
     if args.train_domains:
@@ -74,17 +82,31 @@ def main() -> None:
             )
 
 
-def score_archive(path: str, config: dict) -> None:
-    """The parser at *path* on each test part of *config*, read by the archive's own reader."""
+def score_archive(path: str, config: dict, propbank_senses: bool) -> None:
+    """The parser at *path* on each test part of *config*, read by the archive's own reader: its Smatch and the
+    concepts with a sense it made that are no PropBank frame; with *propbank_senses*, again with its copies held
+    to PropBank's frames (``grammar.propbank_senses``, a mask at decoding: the model is the same).
+    """
     from toolkit.archive import load_archive
-    from toolkit.evaluation import evaluate
+    from toolkit.evaluation import predict, score
 
-    archive = load_archive(path)
-    print(f"| {path} | graphs | Smatch |\n|---|---:|---:|")
-    for source in data_sources(config["test_data_path"], "test_data_path"):
-        examples = source.read(archive.dataset_reader)
-        scores = evaluate(archive.model, examples, archive.metrics)
-        print(f"| test {source.domain or source.path} | {len(examples)} | {100 * scores['smatch']:.1f} |")
+    frames = Lexicon.load(config.get("grammar", {}).get("dictionaries")).propbank_frames
+    print(f"| {path} | copies held to PropBank's frames | graphs | Smatch | concepts with a sense that are no frame |\n|---|---|---:|---:|---:|")
+    for held in (False, True) if propbank_senses else (False,):
+        archive = load_archive(path)  # a grammar of its own: a state caches what a span allows per grammar
+        if held:
+            archive.model.grammar.propbank_senses, archive.model.grammar.senses = True, senses_of(frames)
+        for source in data_sources(config["test_data_path"], "test_data_path"):
+            examples = source.read(archive.dataset_reader)
+            outputs = predict(archive.model, examples)
+            scores = score(outputs, examples, archive.metrics)
+            sensed = [concept for output in outputs for _, _, concept in penman.decode(output).instances() if concept and SENSE.search(concept)]
+            invented = Counter(concept for concept in sensed if concept not in frames)
+            print(
+                f"| test {source.domain or source.path} | {'yes' if held else 'as trained'} | {len(examples)} | {100 * scores['smatch']:.1f} "
+                f"| {sum(invented.values())} of {len(sensed)}: {invented.most_common(5)} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
