@@ -39,6 +39,7 @@ def test_a_copy_makes_only_a_frame_propbank_has():
     assert "COPY_SENSE01" in at_describe and "COPY_LEMMA:02" in at_describe and "COPY_LEMMA:05" not in at_describe
     at_give = allowed_at(grammar, tokens, lemmas, 2)
     assert "COPY_LEMMA:up-07" in at_give and "COPY_LEMMA:up-08" not in at_give and "COPY_SENSE01" not in at_give
+    assert len({at_cell, at_describe, at_give, allowed_at(grammar, tokens, lemmas, 1)}) == 3  # hashable: the model memoises its mask per answer
     free = AmrTransitionSystem(mentions="none", restrict_pred_labels=False)  # without it, any sense, as before
     assert "COPY_LEMMA:01" in allowed_at(free, tokens, lemmas, 0) and "COPY_LEMMA:05" in allowed_at(free, tokens, lemmas, 1)
 

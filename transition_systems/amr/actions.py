@@ -41,7 +41,7 @@ Actions (the paper's set; a label follows the first colon):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from toolkit.grammars.grammar import SymbolTable
@@ -153,7 +153,7 @@ class AmrAllowed:
     wiki: bool = False  # WIKI: s0 has a name and no :wiki yet
     particles: frozenset[str] = frozenset()  # the sentence's words that COPY_LEMMA may add as a phrasal verb's particle
     copies: frozenset[str] | None = None  # what may follow COPY_LEMMA:, COPY_STEM: and COPY_POSITIVE: at all (None: any)
-    senses: Mapping[str, frozenset[str]] | None = None  # per copy with a sense, the labels PropBank has a frame for here (None: any)
+    senses: frozenset[tuple[str, str]] | None = None  # the (copy, label) pairs that make a PropBank frame here (None: any)
     sense01: bool = False  # COPY_SENSE01: may create, and the lemma's -01 is a frame (where senses are checked)
     merge: bool = False
     shift: bool = False
@@ -195,7 +195,7 @@ class AmrAllowed:
         """Whether ``kind:label`` is an allowed copy with a sense (and a particle)."""
         if self.copies is not None and label not in self.copies:
             return False
-        if self.senses is not None and label not in self.senses.get(kind, ()):
+        if self.senses is not None and (kind, label) not in self.senses:
             return False
         if kind in BASES or kind == COPY_FRAME:
             return getattr(self, BARE_SYMBOLS[kind]) and is_sense(label)

@@ -150,7 +150,7 @@ class AmrState(State):
             particles=self.sentence.particles if create else frozenset(),
             copies=system.copy_labels if create else None,
             senses=senses,
-            sense01=create and (senses is None or "01" in senses[COPY_LEMMA]),
+            sense01=create and (senses is None or (COPY_LEMMA, "01") in senses),
             merge=merge,
             shift=shift,
             reduce=reduce,
@@ -188,17 +188,20 @@ class AmrState(State):
             cache[cache_key] = (preds, frame, stem, positive, word, number, demonym, name, date, senses, self.system)  # the grammar kept: its id stays its own
         return cache[cache_key][:10]
 
-    def _senses(self, key: str) -> dict[str, frozenset[str]]:
-        """Per copy with a sense, the labels that make a PropBank frame at a span whose lemma is *key*."""
+    def _senses(self, key: str) -> frozenset[tuple[str, str]]:
+        """The (copy, label) pairs that make a PropBank frame at a span whose lemma is *key* (hashable: the model memoises
+        its mask per answer of :meth:`allowed`).
+        """
         system = self.system
         frame = system.frame_of(key)
         phrasal = {f"{particle}-{sense}" for particle in self.sentence.particles for sense in system.senses_for(f"{key}-{particle}")}
-        return {
+        labels = {
             COPY_LEMMA: system.senses_for(key) | phrasal,
             COPY_FRAME: system.senses_for(frame and frame_verb(frame)),
             COPY_STEM: system.senses_for(derived_base(key)),
             COPY_POSITIVE: system.senses_for(positive_base(key)),
         }
+        return frozenset((kind, label) for kind, found in labels.items() for label in found)
 
     def features(self) -> Mapping[str, Any]:
         """Token positions nearest first: the stack nodes' tokens (top first, each token once) and the unread tokens."""
