@@ -41,7 +41,7 @@ Actions (the paper's set; a label follows the first colon):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from toolkit.grammars.grammar import SymbolTable
@@ -103,6 +103,20 @@ def senses_of(frames: Iterable[str]) -> dict[str, frozenset[str]]:
         if verb and is_sense(sense):
             senses.setdefault(verb, set()).add(sense)
     return {verb: frozenset(found) for verb, found in senses.items()}
+
+
+def sensed_copies(key: str, frame: str | None, particles: Iterable[str], senses_for: Callable[[str | None], frozenset[str]]) -> frozenset[tuple[str, str]]:
+    """The (copy, label) pairs that make a PropBank frame at a span whose lemma is *key* and whose frame table entry is
+    *frame*; *senses_for* gives a verb's senses. Hashable, as what a state allows must be (the model memoises its mask).
+    """
+    phrasal = {f"{particle}-{sense}" for particle in particles for sense in senses_for(f"{key}-{particle}")}
+    labels = {
+        COPY_LEMMA: senses_for(key) | phrasal,
+        COPY_FRAME: senses_for(frame and frame_verb(frame)),
+        COPY_STEM: senses_for(derived_base(key)),
+        COPY_POSITIVE: senses_for(positive_base(key)),
+    }
+    return frozenset((kind, label) for kind, found in labels.items() for label in found)
 
 
 def is_lemma_copy(label: str, particles: frozenset[str]) -> bool:

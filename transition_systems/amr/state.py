@@ -61,6 +61,7 @@ from transition_systems.amr.actions import (  # noqa: F401  (re-exported: the na
     frame_verb,
     is_lemma_copy,
     is_sense,
+    sensed_copies,
 )
 from transition_systems.amr.graph import encode
 from transition_systems.amr.limits import stuck, wrap_up
@@ -184,24 +185,9 @@ class AmrState(State):
             mention = sentence.mention(start) if end == start + 1 else None
             name = mention is not None and system.entity_type(mention.kind, sentence.tokens[mention.start : mention.end]) is not None
             date = mention is not None and sentence.date(mention) is not None
-            senses = self._senses(key) if system.senses is not None else None
+            senses = None if system.senses is None else sensed_copies(key, system.frame_of(key), sentence.particles, system.senses_for)
             cache[cache_key] = (preds, frame, stem, positive, word, number, demonym, name, date, senses, self.system)  # the grammar kept: its id stays its own
         return cache[cache_key][:10]
-
-    def _senses(self, key: str) -> frozenset[tuple[str, str]]:
-        """The (copy, label) pairs that make a PropBank frame at a span whose lemma is *key* (hashable: the model memoises
-        its mask per answer of :meth:`allowed`).
-        """
-        system = self.system
-        frame = system.frame_of(key)
-        phrasal = {f"{particle}-{sense}" for particle in self.sentence.particles for sense in system.senses_for(f"{key}-{particle}")}
-        labels = {
-            COPY_LEMMA: system.senses_for(key) | phrasal,
-            COPY_FRAME: system.senses_for(frame and frame_verb(frame)),
-            COPY_STEM: system.senses_for(derived_base(key)),
-            COPY_POSITIVE: system.senses_for(positive_base(key)),
-        }
-        return frozenset((kind, label) for kind, found in labels.items() for label in found)
 
     def features(self) -> Mapping[str, Any]:
         """Token positions nearest first: the stack nodes' tokens (top first, each token once) and the unread tokens."""
