@@ -4,7 +4,7 @@ import penman
 
 from toolkit.data.example import Example
 from transition_systems.amr import AmrTransitionSystem
-from transition_systems.amr.actions import senses_of
+from transition_systems.amr.actions import AmrAllowed, senses_of
 
 FRAMES = "describe-01  ARG0: describer\ndescribe-02  ARG0: x\ngive-up-07  ARG0: abandoner\npossible-01  ARG1: thing\nsignal-07  ARG0: shower\n"
 
@@ -40,6 +40,7 @@ def test_a_copy_makes_only_a_frame_propbank_has():
     at_give = allowed_at(grammar, tokens, lemmas, 2)
     assert "COPY_LEMMA:up-07" in at_give and "COPY_LEMMA:up-08" not in at_give and "COPY_SENSE01" not in at_give
     assert len({at_cell, at_describe, at_give, allowed_at(grammar, tokens, lemmas, 1)}) == 3  # hashable: the model memoises its mask per answer
+    assert "COPY_SENSE01" in AmrAllowed(create=True) and "COPY_SENSE01" not in AmrAllowed()  # answers built without senses: as before
     free = AmrTransitionSystem(mentions="none", restrict_pred_labels=False)  # without it, any sense, as before
     assert "COPY_LEMMA:01" in allowed_at(free, tokens, lemmas, 0) and "COPY_LEMMA:05" in allowed_at(free, tokens, lemmas, 1)
 

@@ -168,7 +168,7 @@ class AmrAllowed:
     particles: frozenset[str] = frozenset()  # the sentence's words that COPY_LEMMA may add as a phrasal verb's particle
     copies: frozenset[str] | None = None  # what may follow COPY_LEMMA:, COPY_STEM: and COPY_POSITIVE: at all (None: any)
     senses: frozenset[tuple[str, str]] | None = None  # the (copy, label) pairs that make a PropBank frame here (None: any)
-    sense01: bool = False  # COPY_SENSE01: may create, and the lemma's -01 is a frame (where senses are checked)
+    sense01_frame: bool = True  # the lemma's -01 is a PropBank frame (where senses are checked): COPY_SENSE01 may make it
     merge: bool = False
     shift: bool = False
     reduce: bool = False
@@ -204,6 +204,11 @@ class AmrAllowed:
         if kind in (LA, RA):
             return self.arcs and (self.left if kind == LA else self.right) and label != ROOT and symbol not in self.excluded
         return False
+
+    @property
+    def sense01(self) -> bool:
+        """COPY_SENSE01: a node may be made, and the lemma's -01 is one a copy may make."""
+        return self.create and self.sense01_frame
 
     def _copies(self, kind: str, label: str) -> bool:
         """Whether ``kind:label`` is an allowed copy with a sense (and a particle)."""

@@ -151,7 +151,7 @@ class AmrState(State):
             particles=self.sentence.particles if create else frozenset(),
             copies=system.copy_labels if create else None,
             senses=senses,
-            sense01=create and (senses is None or (COPY_LEMMA, "01") in senses),
+            sense01_frame=senses is None or (COPY_LEMMA, "01") in senses,
             merge=merge,
             shift=shift,
             reduce=reduce,
