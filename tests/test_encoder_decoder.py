@@ -115,3 +115,34 @@ def test_a_decoder_that_reads_what_the_grammar_does_not_give_is_refused_at_once(
             grammar=Grammar.from_params(grammar),
         )
     assert "decoder.type" in str(error.value)
+
+
+class AliasingGrammar(SequenceGrammar):
+    """Reads ``state:t`` as itself plus ``city:t``, and names an alias the vocabulary lacks."""
+
+    def input_aliases(self, symbols):
+        return {"state:t": "city:t", "s0": "river:t"}
+
+
+def test_an_aliased_symbol_is_read_as_itself_plus_its_alias_on_input_only():
+    torch.manual_seed(0)
+    grammar = AliasingGrammar()
+    counters = {"tokens": Counter(t for e in EXAMPLES for t in e.tokens), "symbols": Counter(s for e in EXAMPLES for s in grammar.oracle(e))}
+    vocab = Vocabulary(counters)
+    model = EncoderDecoder(vocab, grammar, TransformerEncoder(16, SMALL), TransformerDecoder(16, SMALL), alias_inputs=True)
+    ids = model.target_ids
+    table, scale = model.target_embedding.weight, model.embedding_scale
+    read = model.embed_symbols(torch.tensor([[ids["state:t"], ids["s0"], ids["city:t"]]]))
+    assert torch.allclose(read[0, 0], (table[ids["state:t"]] + table[ids["city:t"]]) * scale)
+    assert torch.allclose(read[0, 1], table[ids["s0"]] * scale)  # its alias is not a symbol of the vocabulary
+    assert torch.allclose(read[0, 2], table[ids["city:t"]] * scale)  # an alias is one way: the common symbol reads as itself
+    assert "input_alias" not in model.state_dict()  # rebuilt from the grammar, so archives stay as they were
+    plain = EncoderDecoder(vocab, grammar, TransformerEncoder(16, SMALL), TransformerDecoder(16, SMALL))
+    assert plain.input_alias is None
+
+
+def test_amr_reads_a_date_and_a_typed_entity_as_the_concepts_they_make():
+    from transition_systems.amr import AmrTransitionSystem
+
+    symbols = ["DATE", "ENTITY:city", "PRED:city", "NAME", "COPY_LEMMA", "PRED:date-entity"]
+    assert AmrTransitionSystem().input_aliases(symbols) == {"DATE": "PRED:date-entity", "ENTITY:city": "PRED:city"}

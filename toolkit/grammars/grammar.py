@@ -146,6 +146,14 @@ class Grammar(Registrable):
         """
         return []
 
+    def input_aliases(self, symbols: Sequence[str]) -> dict[str, str]:
+        """For some of the vocabulary's *symbols*, another symbol that makes the same thing the common way: a
+        model told to (``alias_inputs``) reads each as itself plus its alias, so what the decoder learns after
+        the common symbol serves the rare one (AMR's ``DATE`` makes the ``date-entity`` that
+        ``PRED:date-entity`` makes). None by default.
+        """
+        return {}
+
     def fit(self, examples: Sequence[Example]) -> dict[str, Any]:
         """Learn from the training *examples* before the vocabulary is built (e.g. labeled-SHIFT words).
 

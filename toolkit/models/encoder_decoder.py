@@ -65,6 +65,9 @@ class EncoderDecoder(WordModel):
         ``grammar.tags``), the weight of their classifiers' loss beside the symbols' and the dropout
         before them (:mod:`toolkit.modules.tag_heads`); the tags come from the encoding the search
         starts from, so predicting them costs one small matrix product per word.
+    alias_inputs : read each symbol the grammar gives an alias (:meth:`~toolkit.grammars.grammar.Grammar.input_aliases`)
+        as its own embedding plus its alias's, on the decoder's input only: a rare symbol shares what the
+        decoder learned after a common one that makes the same node (AMR's ``DATE`` and ``PRED:date-entity``).
     source_token_dropout, scale_embeddings, token_embedders, word_embedding : how the source words
         are read, as for every :class:`~toolkit.models.word_model.WordModel`.
     """
@@ -82,6 +85,7 @@ class EncoderDecoder(WordModel):
         tag_weight: NonNegativeFloat = 1.0,
         tag_dropout: Probability = 0.2,
         exploration: Exploration | None = None,
+        alias_inputs: bool = False,
         **words: Any,
     ):
         super().__init__(vocab, encoder, **words)
@@ -118,6 +122,7 @@ class EncoderDecoder(WordModel):
         self.final_row = torch.zeros_like(self.default_allowed)
         self.final_row[self.pad_index] = True
         self.row_cache: dict[Any, torch.Tensor] = {}
+        self.register_buffer("input_alias", self.alias_table(grammar) if alias_inputs else None, persistent=False)
         tag_sets = getattr(grammar, "tag_sets", None)
         self.tag_heads = TagHeads(tag_sets, dim, tag_dropout) if tag_sets else None
         self.tag_weight = tag_weight
@@ -129,6 +134,22 @@ class EncoderDecoder(WordModel):
             exploration = None
         self.exploration, self.exploring = exploration, False
         self.explored_steps = self.steps_off_gold = 0  # this epoch's, for the log
+
+    def alias_table(self, grammar: Grammar) -> torch.Tensor | None:
+        """(V,) each symbol's alias id, -1 for none; ``None`` where the grammar names no alias the vocabulary holds."""
+        table = torch.full((len(self.target_tokens),), -1)
+        for symbol, alias in grammar.input_aliases(self.target_tokens).items():
+            if symbol in self.target_ids and alias in self.target_ids:
+                table[self.target_ids[symbol]] = self.target_ids[alias]
+        return table if (table >= 0).any() else None
+
+    def embed_symbols(self, symbols: torch.Tensor) -> torch.Tensor:
+        """The decoder's input for *symbols* (any shape of ids): their embeddings, plus their aliases' where they have one."""
+        embedded = self.target_embedding(symbols)
+        if self.input_alias is not None:
+            alias = self.input_alias[symbols]
+            embedded = embedded + self.target_embedding(alias.clamp(min=0)) * (alias >= 0).unsqueeze(-1)
+        return embedded * self.embedding_scale
 
     def embedding_tables(self) -> list[nn.Embedding]:
         return list({id(e): e for e in (self.source_embedding, self.target_embedding) if e is not None}.values())
@@ -176,7 +197,7 @@ class EncoderDecoder(WordModel):
         if self.training and self.exploring and "oracles" in batch:
             batch = self.explored(batch, (memory.detach(), memory_mask))
         features = self.decoder.batch_features(batch["features"], memory.device) if self.decoder.uses_features else None
-        hidden = self.decoder(self.target_embedding(batch["target_in"]) * self.embedding_scale, memory, memory_mask, features)
+        hidden = self.decoder(self.embed_symbols(batch["target_in"]), memory, memory_mask, features)
         output = token_loss(self.output_projection(hidden), batch["target_out"], self.label_smoothing)
         if self.tag_heads is not None:
             output["loss"] = output["loss"] + self.tag_weight * self.tag_heads.loss(memory, batch["tags"])
@@ -216,10 +237,10 @@ class EncoderDecoder(WordModel):
                 raise ConfigurationError("decoders that read grammar features need the key/value cache (search.use_cache: true)")
             features = self.decoder.step_features([state.features() for state in states], prefix.device)
         if context.cache is None:
-            embedded = self.target_embedding(prefix) * self.embedding_scale
+            embedded = self.embed_symbols(prefix)
             hidden = self.decoder(embedded, context.memory, context.memory_mask, features)[:, -1]
         else:
-            embedded = self.target_embedding(prefix[:, -1:]) * self.embedding_scale
+            embedded = self.embed_symbols(prefix[:, -1:])
             hidden, cache = self.decoder.step(embedded, context.cache, features)
             hidden, context = hidden[:, -1], EncoderDecoderContext(None, None, cache)
         return F.log_softmax(self.output_projection(hidden).float(), dim=-1), context

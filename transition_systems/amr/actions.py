@@ -238,3 +238,13 @@ class AmrAllowed:
             for kind, open_ in ((LA, self.left), (RA, self.right)):
                 if open_:
                     yield from (i for label, i in table.labelled(kind).items() if label != ROOT and f"{kind}:{label}" not in self.excluded)
+
+
+def node_alias(symbol: str) -> str | None:
+    """The ``PRED`` that makes the node *symbol* makes at the top of its subgraph (``DATE``: ``PRED:date-entity``,
+    ``ENTITY:<type>``: ``PRED:<type>``), for the model to read one as the other (``Grammar.input_aliases``).
+    """
+    kind, _, label = symbol.partition(":")
+    if symbol == DATE:
+        return f"{PRED}:date-entity"
+    return f"{PRED}:{label}" if kind == ENTITY and label else None

@@ -19,7 +19,7 @@ from toolkit.data.tokenization import lemmatize
 from toolkit.errors import ConfigurationError, DataError
 from toolkit.extras import install_hint
 from toolkit.grammars.grammar import Grammar
-from transition_systems.amr.actions import frame_verb, senses_of
+from transition_systems.amr.actions import frame_verb, node_alias, senses_of
 from transition_systems.amr.aligner import Alignment, align
 from transition_systems.amr.entity_types import entity_type
 from transition_systems.amr.fitting import LearnsFromTraining
@@ -289,6 +289,10 @@ class AmrTransitionSystem(LearnsFromTraining, Grammar):
         return self.action_budget(tokens, nodes, room) + tokens + 2 * nodes + 3
 
     # ------------------------------------------------------------ Grammar interface
+
+    def input_aliases(self, symbols: Sequence[str]) -> dict[str, str]:
+        """``DATE`` reads as ``PRED:date-entity``, ``ENTITY:<type>`` as ``PRED:<type>``: each makes that node, more below it."""
+        return {symbol: alias for symbol in symbols if (alias := node_alias(symbol))}
 
     def initial_state(self, example: Example) -> AmrState:
         """A parse's start: it takes every mention whole where the grammar says so (``take_mentions``), and its
