@@ -1,8 +1,8 @@
 """What reading through a pretrained transformer costs: training tokens/s and parsing words/s, as ratios.
 
-Three models of one config, side by side in this process, on the same batches of real data: the
-config as it is (word embedding only), with a frozen pretrained transformer beside the word
-embedding, and with it fine-tuned. Training speed is timed over the same batches (forward,
+Models of one config, side by side in this process, on the same batches of real data: the
+config as it is (word embedding only), and for each pretrained transformer named, the config with it
+frozen beside the word embedding, and with it fine-tuned. Training speed is timed over the same batches (forward,
 backward, optimizer step), in tokens (source words and target symbols) per second; reading speed
 is the same models in eval mode, without gradients, scoring the test questions against their
 gold logical forms (encoding plus a decode of gold length), in source words per second. (Greedy
@@ -11,7 +11,7 @@ would time the search rather than the encoder.) Rounds alternate between the mod
 rate is the median over the rounds.
 
     python benchmarks/pretrained_cost.py [--config jsonnet_configs/geo_transformer.jsonnet]
-        [--model-name $MINILM] [--batches 20] [--sentences 200] [--rounds 3] [--threads 2]
+        [--model-name $MINILM [--model-name $MPNET ...]] [--batches 20] [--sentences 200] [--rounds 3] [--threads 2]
 
 Speeds are only ever compared within this one run.
 """
@@ -66,7 +66,7 @@ def read_rate(model: Model, batches: list[dict], words: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default="jsonnet_configs/geo_transformer.jsonnet")
-    parser.add_argument("--model-name", default=default_ext_vars()["MINILM"])
+    parser.add_argument("--model-name", action="append", help="a pretrained transformer (repeatable; default $MINILM)")
     parser.add_argument("--batches", type=int, default=20)
     parser.add_argument("--sentences", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
@@ -82,12 +82,13 @@ def main() -> None:
     if hasattr(grammar, "fit"):
         grammar.fit(train)
     vocab = construct(build_vocabulary, Params(config.get("vocabulary", {})), examples=train, grammar=grammar)
-    embedder = {"type": "pretrained_transformer", "model_name": args.model_name, "pooling": "mean", "layers": "all"}
-    models = {
-        "word embedding only": build(config, vocab, grammar, None),
-        "+ frozen transformer": build(config, vocab, grammar, {**embedder, "freeze": True}),
-        "+ fine-tuned transformer": build(config, vocab, grammar, {**embedder, "freeze": False}),
-    }
+    names = args.model_name or [default_ext_vars()["MINILM"]]
+    models = {"word embedding only": build(config, vocab, grammar, None)}
+    for name in names:
+        embedder = {"type": "pretrained_transformer", "model_name": name, "pooling": "mean", "layers": "all"}
+        short = name.rstrip("/").rsplit("/", 1)[-1] if len(names) > 1 else "transformer"
+        models[f"+ frozen {short}"] = build(config, vocab, grammar, {**embedder, "freeze": True})
+        models[f"+ fine-tuned {short}"] = build(config, vocab, grammar, {**embedder, "freeze": False})
 
     base = models["word embedding only"]
     indexed = [base.index(example) for example in train]
@@ -107,7 +108,7 @@ def main() -> None:
 
     print(
         f"{args.config}: {len(batch_indices)} training batches ({tokens:,} tokens), {len(test)} test sentences, "
-        f"{args.threads} threads, median of {args.rounds} rounds; pretrained: {args.model_name}\n"
+        f"{args.threads} threads, median of {args.rounds} rounds; pretrained: {', '.join(names)}\n"
     )
     print("| model | training tokens/s | ratio | reading words/s (eval, gold-length decode) | ratio |")
     print("| --- | ---: | ---: | ---: | ---: |")

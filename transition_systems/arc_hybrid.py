@@ -31,6 +31,8 @@ from transition_systems.transition_system import GoldTree, ProjectiveTransitionS
 class ArcHybrid(ProjectiveTransitionSystem):
     """Arc-hybrid transitions (see the module docstring). Registered as ``"arc_hybrid"``."""
 
+    tensor_rules = "arc_hybrid"
+
     def valid(self, config: Configuration) -> ValidActions:
         stack, buffer = config.stack, config.buffer
         arcs = ((LEFT,) if buffer and len(stack) >= 2 else ()) + ((RIGHT,) if len(stack) >= 3 else ())

@@ -59,6 +59,7 @@ class ArcStandard(ProjectiveTransitionSystem):
     """Arc-standard transitions (see the module docstring). Registered as ``"arc_standard"``."""
 
     valid = stack_arc_valid  # the shared rules themselves, not wrappers: one call less at every step
+    tensor_rules = "stack_arcs"
     transition = staticmethod(stack_arc_transition)
 
     def gold_action(self, config: Configuration, gold: GoldTree) -> str | None:

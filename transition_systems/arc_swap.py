@@ -115,6 +115,7 @@ class ArcSwap(TransitionSystem):
         self.swap_oracle, self.max_swaps_per_word = swap_oracle, max_swaps_per_word
 
     configuration_class = SwapConfiguration
+    tensor_rules = "arc_swap"
     state_features = frozenset({"stack", "buffer"})  # declared again: this class makes its own states
 
     def swap_budget(self, words: int) -> int | None:

@@ -80,6 +80,7 @@ class Search(Registrable):
 
     default_implementation = "greedy"
     hypotheses_per_input = 1  # rows a search decodes per input sentence; prediction sizes its batches by it
+    on_tensors = False  # runs on a grammar's tensor states where it has them (search_tensors)
 
     def __init__(self, max_steps: PositiveInt | None = None, use_cache: bool = True):
         self.fixed_steps = max_steps is not None
@@ -107,17 +108,34 @@ class Search(Registrable):
         bounds = [model.grammar.max_steps(example) for example in examples]
         return [int(min(self.max_steps if bound is None else bound, positions)) for bound in bounds]
 
+    def tensor_states(self, model: IncrementalModel, examples: Sequence[Example]) -> Any | None:
+        """The grammar's tensor states for *examples* (``model.tensor_states``), where this search runs on them; else ``None``."""
+        make = getattr(model, "tensor_states", None) if self.on_tensors else None
+        return make(examples) if make is not None else None
+
+    def search_tensors(self, model: IncrementalModel, batch: dict[str, torch.Tensor], states: Any, limits: Sequence[int] | None) -> Any:
+        """The final rows of a grammar's tensor *states* (or those at their step limit): for a search with :attr:`on_tensors`."""
+        raise NotImplementedError
+
+    def count_cut_short(self, short: int, inputs: int) -> None:
+        if short:
+            self.cut_short += short
+            logger.info("%d of %d inputs reached the search's step limit unfinished; their outputs are cut short (%d so far)", short, inputs, self.cut_short)
+
     @torch.no_grad()
     def results(self, model: IncrementalModel, examples: Sequence[Example]) -> list[Any]:
         """Decode *examples* (one batch) from the grammar's initial states; each final state's result."""
-        states = [model.grammar.initial_state(example) for example in examples]
         batch, limits = model.decoding_batch(examples), self.step_limits(model, examples)
+        tensors = self.tensor_states(model, examples)
+        if tensors is not None:
+            tensors = self.search_tensors(model, batch, tensors, limits)
+            self.count_cut_short(int((~tensors.finished()).sum()), len(examples))
+            for example in examples:
+                example.meta.pop(DOUBT, None)
+            return tensors.results()
+        states = [model.grammar.initial_state(example) for example in examples]
         states = self.search(model, batch, states) if limits is None else self.search(model, batch, states, limits)
-        if short := sum(not state.is_final() for state in states):
-            self.cut_short += short
-            logger.info(
-                "%d of %d inputs reached the search's step limit unfinished; their outputs are cut short (%d so far)", short, len(states), self.cut_short
-            )
+        self.count_cut_short(sum(not state.is_final() for state in states), len(states))
         if stopped := sum(bool(getattr(state, "stopped", "")) for state in states):
             self.stopped += stopped
             logger.info(

@@ -122,6 +122,15 @@ class Grammar(Registrable):
     def initial_state(self, example: Example) -> State:
         """The state before the first symbol, for the sentence of *example*."""
 
+    def tensor_states(self, examples: Sequence[Example], symbols: Sequence[str], device: Any) -> Any | None:
+        """*examples*' initial states as one batch of tensors on *device* (*symbols*: the model's vocabulary), for a
+        search to advance with tensor operations (``allowed_mask()``, ``apply(ids)``, ``finished()``, ``select(rows)``,
+        ``with_rows(rows, other)``, ``positions()``, ``results()``; the transition systems'
+        :class:`~transition_systems.tensor_configurations.TensorConfigurations`); ``None`` (the default): the search
+        runs on :meth:`initial_state`'s Python states.
+        """
+        return None
+
     def max_actions(self, words: int) -> int | None:
         """The most symbols a derivation of a *words*-word input takes, where the input bounds it (a
         transition system's ``2n``); ``None`` where it does not (a logical form's length is its own).

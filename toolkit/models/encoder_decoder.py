@@ -235,7 +235,10 @@ class EncoderDecoder(WordModel):
         if self.decoder.uses_features:
             if context.cache is None:
                 raise ConfigurationError("decoders that read grammar features need the key/value cache (search.use_cache: true)")
-            features = self.decoder.step_features([state.features() for state in states], prefix.device)
+            if isinstance(states, Sequence):
+                features = self.decoder.step_features([state.features() for state in states], prefix.device)
+            else:  # a grammar's tensor states (Grammar.tensor_states)
+                features = self.decoder.tensor_step_features(states)
         if context.cache is None:
             embedded = self.embed_symbols(prefix)
             hidden = self.decoder(embedded, context.memory, context.memory_mask, features)[:, -1]
@@ -244,6 +247,14 @@ class EncoderDecoder(WordModel):
             hidden, cache = self.decoder.step(embedded, context.cache, features)
             hidden, context = hidden[:, -1], EncoderDecoderContext(None, None, cache)
         return F.log_softmax(self.output_projection(hidden).float(), dim=-1), context
+
+    def tensor_states(self, examples: Sequence[Example]) -> Any | None:
+        """*examples*' initial states as one batch of tensors on this model's device, where the grammar has a tensor
+        form and the decoder reads it (:meth:`Grammar.tensor_states`); else ``None``.
+        """
+        if not self.decoder.reads_stack_buffer_tensors():
+            return None
+        return self.grammar.tensor_states(examples, self.target_tokens, self.device)
 
     def allowed_mask(self, states: Sequence[State]) -> torch.Tensor:
         """(N, V) bool on the model's device; a final state allows only padding."""

@@ -195,3 +195,15 @@ class Decoder(nn.Module, Registrable):
     def step_features(self, features: Sequence[Mapping[str, Any]], device: torch.device) -> Any:
         """Turn each hypothesis's current ``state.features()`` into what :meth:`step` takes."""
         return None
+
+    def reads_stack_buffer_tensors(self) -> bool:
+        """Whether :meth:`tensor_step_features` is implemented: a search may then run on a grammar's tensor states
+        (:mod:`transition_systems.tensor_configurations`). A decoder that reads no features needs none.
+        """
+        return not self.uses_features or type(self).tensor_step_features is not Decoder.tensor_step_features
+
+    def tensor_step_features(self, states: Any) -> Any:
+        """What :meth:`step` takes, from a batch of tensor states: their ``positions(stack, buffer)``, asked for the
+        widths this decoder reads (``None``: all), are (N, width) source positions nearest first, ``-1`` padded.
+        """
+        raise NotImplementedError

@@ -107,6 +107,21 @@ class StackBufferIndex:
         return ranks
 
 
+@dataclass(frozen=True)
+class StackBufferRanks:
+    """One search step's stacks and buffers from tensor states: (N, width) source positions each, nearest first, ``-1`` padded."""
+
+    positions: tuple[torch.Tensor, torch.Tensor]
+
+    def dense(self, batch: int, steps: int, length: int, device: torch.device) -> torch.Tensor:
+        """(2, N, 1, S) long, as :meth:`StackBufferIndex.dense` gives for one step: each token's rank, ``-1`` if absent."""
+        ranks = torch.full((2, batch, length + 1), -1, dtype=torch.long, device=device)
+        for k, positions in enumerate(self.positions):
+            column = torch.where(positions >= 0, positions, length)  # the absent go to a spare column, cut below
+            ranks[k].scatter_(1, column, torch.arange(positions.size(1), device=device).expand_as(positions).contiguous())
+        return ranks[..., :length].unsqueeze(2)
+
+
 @dataclass
 class AttentionGuide:
     """What a masked layer's cross-attention needs: per-head visibility and the tokens' ranks."""
@@ -238,7 +253,11 @@ class StackTransformerDecoder(Decoder):
         steps = StackBufferSteps.of(features)  # one step per hypothesis: hypothesis n is row n, at time 0
         return StackBufferIndex.from_steps(steps.counts, steps.nodes, torch.arange(len(features)), torch.zeros(len(features), dtype=torch.long), device)
 
-    def guide(self, index: StackBufferIndex, memory_mask: torch.Tensor, steps: int) -> AttentionGuide:
+    def tensor_step_features(self, states) -> StackBufferRanks:
+        """Search on tensor states: each hypothesis's whole stack and buffer, as :meth:`step_features` reads them."""
+        return StackBufferRanks(states.positions())
+
+    def guide(self, index: StackBufferIndex | StackBufferRanks, memory_mask: torch.Tensor, steps: int) -> AttentionGuide:
         """Visibility (B, H, T, S + 1) of every source token and the null slot to every head and step."""
         batch, length = memory_mask.shape
         ranks = index.dense(batch, steps, length, memory_mask.device)

@@ -93,6 +93,10 @@ class StateMlpDecoder(Decoder):
         """(N, 1, slots): each hypothesis's current state, the one its next action is taken in."""
         return self.slot_positions(features).unsqueeze(1).to(device)
 
+    def tensor_step_features(self, states) -> torch.Tensor:
+        """(N, 1, slots) from tensor states: the top ``stack`` words and the first ``buffer`` ones, as :meth:`step_features`."""
+        return torch.cat(states.positions(self.stack, self.buffer), dim=1).unsqueeze(1)
+
     # ------------------------------------------------------------ the network
 
     def slot_table(self, memory: torch.Tensor, memory_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,0 +1,152 @@
+"""The tensor form of the transition systems (issue 75) against the Python configurations, its reference: the same
+allowed symbols, features, partial trees and final trees after any action sequence, on random walks and on EWT's
+oracle; and the same parses from a model decoding on either.
+"""
+
+import random
+from collections import Counter
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import data_root
+from toolkit.data.dataset_readers import DatasetReader
+from toolkit.data.example import Example
+from toolkit.data.vocabulary import Vocabulary
+from toolkit.decoding import BeamSearch, GreedySearch
+from toolkit.grammars import Grammar
+from toolkit.models import EncoderDecoder
+from toolkit.modules.decoders import Decoder
+from toolkit.modules.encoders import TransformerEncoder
+from toolkit.modules.transformer_settings import TransformerSettings
+from toolkit.plugins import import_builtin_components
+from transition_systems.arc_standard import ArcStandard
+
+import_builtin_components()
+
+# Padding, unknown and start come first, as in every vocabulary; then moves, arcs, a labeled SHIFT, a plugin's kind,
+# an arc that carries the root relation and arcs that do not.
+SYMBOLS = ["@@PADDING@@", "@@UNKNOWN@@", "@@START@@", "SHIFT", "SHIFT:the", "SWAP", "NO-ARC", "LEFT-ARC:nsubj", "LEFT-ARC:root"]
+SYMBOLS += ["RIGHT-ARC:root", "RIGHT-ARC:obj", "RIGHT-ARC:nmod:poss"]
+SYSTEMS = {
+    "arc-standard": {"type": "arc_standard"},
+    "arc-standard, any root, labeled SHIFT": {"type": "arc_standard", "root_label": None, "single_root": False, "shift_words": ["the"]},
+    "arc-hybrid": {"type": "arc_hybrid"},
+    "arc-hybrid, several roots": {"type": "arc_hybrid", "single_root": False},
+    "arc-swap, budget": {"type": "arc_swap", "max_swaps_per_word": 0.5},
+    "arc-swap, unbounded, labeled SHIFT": {"type": "arc_swap", "shift_words": ["the"]},
+    "pseudo-projective arc-standard": {"type": "arc_standard", "non_projective": "pseudo_projective"},
+}
+
+
+def allowed_symbols(configuration) -> set[str]:
+    return set() if configuration.is_final() else {symbol for symbol in SYMBOLS if symbol in configuration.allowed()}
+
+
+def assert_same(configurations, tensors) -> None:
+    """Row by row: the allowed symbols, the stack and buffer features, whether final, and the tree so far."""
+    mask, (stack, buffer), finished = tensors.allowed_mask(), tensors.positions(), tensors.finished()
+    for row, configuration in enumerate(configurations):
+        assert {SYMBOLS[i] for i in mask[row].nonzero().flatten().tolist()} == allowed_symbols(configuration)
+        features = configuration.features()
+        assert tuple(p for p in stack[row].tolist() if p >= 0) == features["stack"]
+        assert tuple(p for p in buffer[row].tolist() if p >= 0) == features["buffer"]
+        assert bool(finished[row]) == configuration.is_final()
+    assert tensors.results() == [configuration.result() for configuration in configurations]
+
+
+@settings(max_examples=40, deadline=None)
+@given(system=st.sampled_from(sorted(SYSTEMS)), lengths=st.lists(st.integers(0, 7), min_size=1, max_size=4), seed=st.integers(0, 2**16))
+def test_random_walks_allow_the_same_symbols_and_build_the_same_trees(system, lengths, seed):
+    grammar = Grammar.from_params(dict(SYSTEMS[system]))
+    choose = random.Random(seed)
+    sentences = [Example([choose.choice(["the", "dog", "saw", "a"]) for _ in range(n)]) for n in lengths]
+    configurations = [grammar.initial_state(sentence) for sentence in sentences]
+    tensors = grammar.tensor_states(sentences, SYMBOLS, "cpu")
+    for _ in range(3 * max(lengths) + 4):
+        assert_same(configurations, tensors)
+        chosen = [choose.choice(sorted(allowed)) if (allowed := allowed_symbols(c)) else SYMBOLS[0] for c in configurations]
+        configurations = [c if c.is_final() else c.apply(symbol) for c, symbol in zip(configurations, chosen)]
+        tensors = tensors.apply(torch.tensor([SYMBOLS.index(symbol) for symbol in chosen]))
+    assert_same(configurations, tensors)
+    assert all(c.is_final() for c in configurations)  # every walk ends within 2n actions (arc-swap's budget: n/2 swaps)
+
+
+def test_rows_held_still_and_rows_reordered_keep_their_configurations():
+    grammar = Grammar.from_params({"type": "arc_standard"})
+    sentences = [Example(["a", "b"]), Example(["c"])]
+    tensors = grammar.tensor_states(sentences, SYMBOLS, "cpu")
+    shift = SYMBOLS.index("SHIFT")
+    moved = tensors.apply(torch.tensor([shift, shift]), moving=torch.tensor([True, False]))
+    assert moved.positions()[0][:, :1].tolist() == [[0], [-1]]  # only the first row shifted
+    swapped = moved.select(torch.tensor([1, 0]))
+    assert swapped.positions()[1].tolist() == [[0, -1], [1, -1]]
+    assert swapped.with_rows(torch.tensor([0, 1]), moved).positions()[1].tolist() == moved.positions()[1].tolist()
+
+
+def test_a_plugin_that_changes_the_rules_gets_no_tensor_form():
+    class Stubborn(ArcStandard):
+        def valid(self, config):
+            return super().valid(config)
+
+    assert Stubborn().tensor_states([Example(["a"])], SYMBOLS, "cpu") is None
+    assert ArcStandard().tensor_states([Example(["a"])], SYMBOLS, "cpu") is not None
+
+
+@pytest.fixture(scope="module")
+def treebank():
+    path = data_root() / "ud-english-ewt" / "en_ewt-ud-dev.conllu"
+    if not path.exists():
+        pytest.skip(f"EWT not found at {path}")
+    return DatasetReader.by_name("conllu")().read(path)[:120]
+
+
+@pytest.mark.parametrize("system", ["arc-standard", "arc-hybrid", "arc-swap, unbounded, labeled SHIFT", "pseudo-projective arc-standard"])
+def test_the_oracle_of_real_sentences_replays_on_tensors_to_the_same_trees(treebank, system):
+    grammar = Grammar.from_params(dict(SYSTEMS[system]))
+    examples = [example for example in treebank if not grammar.skips(example)]
+    symbols = ["@@PADDING@@", "@@UNKNOWN@@", "@@START@@", *sorted({s for e in examples for s in grammar.oracle(e)})]
+    oracles = [grammar.oracle(example) for example in examples]
+    tensors = grammar.tensor_states(examples, symbols, "cpu")
+    ids = {symbol: i for i, symbol in enumerate(symbols)}
+    for step in range(max(map(len, oracles))):
+        taken = torch.tensor([ids[oracle[step]] if step < len(oracle) else 0 for oracle in oracles])
+        allowed = tensors.allowed_mask()
+        assert all(allowed[row, i] for row, i in enumerate(taken.tolist()) if step < len(oracles[row]))
+        tensors = tensors.apply(taken)
+    assert bool(tensors.finished().all())
+    assert tensors.results() == [grammar.replay(example).result() for example in examples]
+
+
+def random_parser(grammar: Grammar, examples, decoder: str, seed: int = 0) -> EncoderDecoder:
+    """An untrained parser: its random choices walk every kind of configuration."""
+    grammar.fit(examples)
+    torch.manual_seed(seed)
+    counters = {"tokens": Counter(t for e in examples for t in e.tokens), "symbols": Counter(s for e in examples for s in grammar.oracle(e))}
+    settings_ = {"num_layers": 1, "num_heads": 2, "ff_dim": 32, "dropout": 0.0}
+    options = {"state_mlp": {"dropout": 0.0}, "stack_transformer": {"layers": settings_}, "transformer": {"layers": settings_}}[decoder]
+    decoder_module = Decoder.from_params({"type": decoder, "input_dim": 16, **options})
+    encoder = TransformerEncoder(16, layers=TransformerSettings(**settings_))
+    return EncoderDecoder(Vocabulary(counters), grammar, encoder, decoder_module).eval()
+
+
+@pytest.mark.parametrize("decoder", ["state_mlp", "stack_transformer", "transformer"])
+@pytest.mark.parametrize("system", ["arc-standard, any root, labeled SHIFT", "arc-hybrid", "arc-swap, budget", "pseudo-projective arc-standard"])
+def test_greedy_parses_on_tensors_are_the_parses_on_python_states(treebank, system, decoder):
+    grammar = Grammar.from_params(dict(SYSTEMS[system]))
+    examples = [example for example in treebank[:60] if not grammar.skips(example)]
+    model = random_parser(grammar, examples, decoder)
+    assert model.tensor_states(examples[:2]) is not None
+    on_tensors = model.predict(examples, GreedySearch())
+    on_states = model.predict(examples, GreedySearch(tensor_states=False))
+    assert on_tensors == on_states
+    assert len({tree.heads for tree in on_tensors}) > len(examples) // 2  # the parses differ: the walks were not all alike
+
+
+def test_a_beam_still_decodes_on_python_states(treebank):
+    grammar = Grammar.from_params({"type": "arc_standard"})
+    model = random_parser(grammar, treebank[:20], "state_mlp")
+    beam = model.predict(treebank[:20], BeamSearch(beam_size=1, length_penalty=0.0))
+    assert beam == model.predict(treebank[:20], GreedySearch())
