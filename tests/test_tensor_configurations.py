@@ -145,8 +145,12 @@ def test_greedy_parses_on_tensors_are_the_parses_on_python_states(treebank, syst
     assert len({tree.heads for tree in on_tensors}) > len(examples) // 2  # the parses differ: the walks were not all alike
 
 
-def test_a_beam_still_decodes_on_python_states(treebank):
-    grammar = Grammar.from_params({"type": "arc_standard"})
-    model = random_parser(grammar, treebank[:20], "state_mlp")
-    beam = model.predict(treebank[:20], BeamSearch(beam_size=1, length_penalty=0.0))
-    assert beam == model.predict(treebank[:20], GreedySearch())
+@pytest.mark.parametrize("decoder", ["state_mlp", "stack_transformer"])
+@pytest.mark.parametrize("system", ["arc-standard", "arc-swap, budget"])
+def test_beam_parses_on_tensors_are_the_parses_on_python_states(treebank, system, decoder):
+    grammar = Grammar.from_params(dict(SYSTEMS[system]))
+    examples = treebank[:30]
+    model = random_parser(grammar, examples, decoder, seed=1)
+    on_tensors = model.predict(examples, BeamSearch(beam_size=4))
+    assert on_tensors == model.predict(examples, BeamSearch(beam_size=4, tensor_states=False))
+    assert on_tensors != model.predict(examples, GreedySearch())  # the beam found other parses: it did search

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 import torch
@@ -211,6 +212,14 @@ class TensorConfigurations:
 
     # ------------------------------------------------------------ results
 
+    def rows(self) -> list[ConfigurationRow]:
+        """Each row as a search returns it (``result()``, ``is_final()``), read to the host once for the batch."""
+        return [ConfigurationRow(self, row) for row in range(len(self))]
+
+    @cached_property
+    def on_host(self) -> tuple[list[DependencyTree], list[bool]]:
+        return self.results(), self.finished().tolist()
+
     def results(self) -> list[DependencyTree]:
         """Each row's tree as ``Configuration.result()`` reads it: one transfer to the host for the batch."""
         heads, relations, lengths = self.heads.tolist(), self.relations.tolist(), self.lengths.tolist()
@@ -220,6 +229,20 @@ class TensorConfigurations:
             labels = tuple(names[r] if r >= 0 else NO_LABEL for r in row_relations[1 : n + 1])
             trees.append(self.system.decoded(DependencyTree(tuple(max(h, 0) for h in row_heads[1 : n + 1]), labels)))
         return trees
+
+
+@dataclass(frozen=True)
+class ConfigurationRow:
+    """Row *row* of a batch of tensor configurations, as a finished search gives it: its tree and whether it is final."""
+
+    batch: TensorConfigurations
+    row: int
+
+    def result(self) -> DependencyTree:
+        return self.batch.on_host[0][self.row]
+
+    def is_final(self) -> bool:
+        return self.batch.on_host[1][self.row]
 
 
 def nearest_first(values: torch.Tensor, top: torch.Tensor, width: int | None, lowest: int) -> torch.Tensor:

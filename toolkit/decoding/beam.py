@@ -3,7 +3,7 @@
 import torch
 
 from toolkit.decoding.memory import free_bytes, hypothesis_bytes, out_of_memory, row_bytes, size_text
-from toolkit.decoding.search import Doubted, Search
+from toolkit.decoding.search import Doubted, Search, as_rows
 from toolkit.errors import ConfigurationError
 from toolkit.execution import Denotation, Executor
 from toolkit.execution.answer_kinds import AnswerKinds
@@ -71,6 +71,10 @@ class BeamSearch(Search):
 
     ``--beam-size`` changes only the size of an archive's beam and keeps all of the above
     (:func:`search_with_beam`).
+
+    Where the grammar has a tensor form of its states (the dependency transition systems), the hypotheses are
+    rows of it, reordered and advanced by tensor operations on the model's device (*tensor_states* ``false``:
+    on Python states, the same parses).
     """
 
     def __init__(
@@ -84,8 +88,10 @@ class BeamSearch(Search):
         answer_kinds: AnswerKinds | None = None,
         abstain: bool = False,
         min_confidence: Probability = 0.0,
+        tensor_states: bool = True,
     ):
         super().__init__(max_steps, use_cache)
+        self.on_tensors = tensor_states
         self.beam_size, self.length_penalty, self.early_stopping = beam_size, length_penalty, early_stopping
         self.execution_guided, self.guided_changes = execution_guided, 0
         self.answer_kinds, self.abstain, self.abstentions = answer_kinds, abstain, 0
@@ -94,6 +100,8 @@ class BeamSearch(Search):
     @property
     def hypotheses_per_input(self) -> int:
         return self.beam_size
+
+    searches_tensors = True
 
     def search(self, model, batch, states, limits=None):
         ranked = self.ranked(model, batch, states, limits)
@@ -125,12 +133,12 @@ class BeamSearch(Search):
         # few symbols at first, and a small grammar few outputs at all), so memory follows the
         # hypotheses that exist, not the beam asked for.
         width = 1
-        hypotheses = list(states)
+        hypotheses = as_rows(model, states)
         scores = torch.zeros(len(states), width, device=device)
         lengths = torch.zeros(len(states), width, device=device)
         prefix = torch.full((len(states), 1), model.bos_index, dtype=torch.long, device=device)
         sentences = list(range(len(states)))  # the input position of each sentence still decoding
-        winners: list[list] = [[] for _ in states]
+        winners: list[list] = [[] for _ in range(len(states))]
         # The model decodes only the open hypotheses (neither finished nor dead): a finished one
         # extends by padding at no cost, and on tree codecs a third of the rows are finished.
         # slot[r] is hypothesis r's row in the context (-1: none); `reading` is the sentence whose
@@ -141,30 +149,31 @@ class BeamSearch(Search):
         slot, reading = torch.arange(len(states), device=device), torch.arange(len(states), device=device)
         early_stopping = self.early_stopping if self.early_stopping is not None else self.execution_guided is None
         for step in range(max(limits, default=0)):
-            final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(-1, width)  # (B, W)
+            final = hypotheses.finished().to(device).view(-1, width)  # (B, W)
             if early_stopping:  # drop the open hypotheses of sentences whose best one is finished
                 done = final.gather(1, scores.argmax(dim=1, keepdim=True))  # (B, 1)
                 scores = scores.masked_fill(done & ~final, float("-inf"))
             at_limit = torch.tensor([step >= limits[sentence] for sentence in sentences], device=device)
             finished = (final | ~torch.isfinite(scores)).all(dim=1) | at_limit  # (B,): nothing left to extend, or no step left
             if finished.any():  # such sentences leave the batch, so later steps run on fewer rows
+                rows_now = hypotheses.rows()
                 for row in finished.nonzero().flatten().tolist():
-                    winners[sentences[row]] = self.readings(hypotheses[row * width : (row + 1) * width], scores[row], final[row], lengths[row])
+                    winners[sentences[row]] = self.readings(rows_now[row * width : (row + 1) * width], scores[row], final[row], lengths[row])
                 keep = (~finished).nonzero().flatten()
                 if len(keep) == 0:
                     return winners
                 rows = (keep[:, None] * width + torch.arange(width, device=device)).view(-1)
                 sentences = [sentences[i] for i in keep.tolist()]
-                hypotheses = [hypotheses[i] for i in rows.tolist()]
+                hypotheses = hypotheses.select(rows)
                 scores, final, lengths, prefix, slot = scores[keep], final[keep], lengths[keep], prefix[rows], slot[rows]
             batch_size, final = len(sentences), final.view(-1)
             live = (~final & torch.isfinite(scores.view(-1))).nonzero().flatten()  # never empty: finished sentences left
             context, reading, order = keep_rows(context, slot[live], reading)
             live = live[order]  # in the context's row order
-            live_states = [hypotheses[i] for i in live.tolist()]
+            live_states = hypotheses.select(live)
             live_log_probs, context = model.decode_step(prefix[live], context, live_states)  # (M, V)
             log_probs = live_log_probs.new_full((len(hypotheses), live_log_probs.size(-1)), float("-inf"), dtype=torch.float)
-            log_probs[live] = live_log_probs.float().masked_fill(~model.allowed_mask(live_states), float("-inf"))
+            log_probs[live] = live_log_probs.float().masked_fill(~live_states.allowed_mask(), float("-inf"))
             log_probs[final, model.pad_index] = 0.0  # a finished hypothesis extends only by padding, at no cost
             vocab_size = log_probs.size(-1)
             candidates = (scores.view(-1, 1) + log_probs).view(batch_size, width * vocab_size)
@@ -174,18 +183,17 @@ class BeamSearch(Search):
                 self.check_fits(widened, batch_size, hypothesis_bytes(per_input, batch["source"].size(-1), steps, vocab_size), free, steps, device)
             scores, chosen = candidates.topk(widened, dim=-1)  # (B, W')
             source = (torch.arange(batch_size, device=device)[:, None] * width + chosen // vocab_size).view(-1)
-            symbols = model.symbols((chosen % vocab_size).view(-1).tolist())
-            extend = (torch.isfinite(scores.view(-1)) & ~final[source]).tolist()
-            hypotheses = [hypotheses[s].apply(symbols[i]) if extend[i] else hypotheses[s] for i, s in enumerate(source.tolist())]
+            extend = torch.isfinite(scores.view(-1)) & ~final[source]
+            hypotheses = hypotheses.select(source).apply((chosen % vocab_size).view(-1), moving=extend)
             lengths = lengths.view(-1)[source].view(batch_size, widened) + (~final[source]).float().view(batch_size, widened)
             prefix = torch.cat([prefix[source], (chosen % vocab_size).view(-1, 1)], dim=1)
             row_of_live = torch.full_like(slot, -1)
             row_of_live[live] = torch.arange(len(live), device=device)
             slot = row_of_live[source]  # a live hypothesis always extends a live one (its score is finite, it was not final)
             width = widened
-        final = torch.tensor([h.is_final() for h in hypotheses], device=device).view(-1, width)
+        final, rows_now = hypotheses.finished().to(device).view(-1, width), hypotheses.rows()
         for row, sentence in enumerate(sentences):  # the longest limit reached
-            winners[sentence] = self.readings(hypotheses[row * width : (row + 1) * width], scores[row], final[row], lengths[row])
+            winners[sentence] = self.readings(rows_now[row * width : (row + 1) * width], scores[row], final[row], lengths[row])
         return winners
 
     def readings(self, beam: list, scores: torch.Tensor, final: torch.Tensor, lengths: torch.Tensor) -> Readings:
@@ -322,7 +330,7 @@ def search_with_beam(search: Search | None, beam_size: int | None) -> Search | N
         return search.resized(beam_size)
     if search is None:
         return BeamSearch(beam_size)
-    return BeamSearch(beam_size, max_steps=search.max_steps if search.fixed_steps else None, use_cache=search.use_cache)
+    return BeamSearch(beam_size, max_steps=search.max_steps if search.fixed_steps else None, use_cache=search.use_cache, tensor_states=search.on_tensors)
 
 
 def keep_rows(context, sources: torch.Tensor, reading: torch.Tensor) -> tuple:

@@ -2,7 +2,7 @@
 
 import torch
 
-from toolkit.decoding.search import Search
+from toolkit.decoding.search import Search, as_rows
 from toolkit.from_params import PositiveInt
 
 
@@ -20,41 +20,20 @@ class GreedySearch(Search):
         super().__init__(max_steps, use_cache)
         self.on_tensors = tensor_states
 
-    def search(self, model, batch, states, limits=None):
-        states = list(states)
-        limits = [self.max_steps] * len(states) if limits is None else limits
-        context = model.start_decoding(batch, self.use_cache)
-        active = list(range(len(states)))  # rows of the original batch still decoding
-        prefix = torch.full((len(states), 1), model.bos_index, dtype=torch.long, device=batch["source"].device)
-        for step in range(max(limits, default=0)):
-            keep = [row for row, i in enumerate(active) if not states[i].is_final() and step < limits[i]]
-            if not keep:
-                break
-            if len(keep) < len(active):  # drop finished sentences, and those at their limit, from the batch
-                keep = fill_from_the_end(keep)
-                index = torch.tensor(keep, device=prefix.device)
-                context, prefix, active = context.reorder(index), prefix[index], [active[row] for row in keep]
-            row_states = [states[i] for i in active]
-            log_probs, context = model.decode_step(prefix, context, row_states)
-            log_probs = log_probs.masked_fill(~model.allowed_mask(row_states), float("-inf"))
-            best = log_probs.argmax(dim=-1)  # (N,)
-            for i, symbol in zip(active, model.symbols(best.tolist())):
-                states[i] = states[i].apply(symbol)
-            prefix = torch.cat([prefix, best[:, None]], dim=1)
-        return states
+    searches_tensors = True
 
-    def search_tensors(self, model, batch, states, limits=None):
-        """:meth:`search` on tensor states: the rows that go on are the one thing the host reads per step."""
+    def search(self, model, batch, states, limits=None):
+        states = as_rows(model, states)
         device = batch["source"].device
         limits = torch.tensor([self.max_steps] * len(states) if limits is None else limits, device=device)
         context = model.start_decoding(batch, self.use_cache)
         every, live = states, torch.arange(len(states), device=device)  # all rows; the original row of each row decoding
         prefix = torch.full((len(states), 1), model.bos_index, dtype=torch.long, device=device)
         for step in range(int(limits.max()) if len(states) else 0):
-            keep = (~states.finished() & (limits[live] > step)).nonzero().flatten().tolist()
+            keep = (~states.finished().to(device) & (limits[live] > step)).nonzero().flatten().tolist()  # what the host reads
             if not keep:
                 break
-            if len(keep) < len(live):
+            if len(keep) < len(live):  # drop finished sentences, and those at their limit, from the batch
                 every = every.with_rows(live, states)
                 index = torch.tensor(fill_from_the_end(keep), device=device)
                 context, prefix, live, states = context.reorder(index), prefix[index], live[index], states.select(index)
@@ -62,7 +41,7 @@ class GreedySearch(Search):
             best = log_probs.masked_fill(~states.allowed_mask(), float("-inf")).argmax(dim=-1)  # (N,)
             states = states.apply(best)
             prefix = torch.cat([prefix, best[:, None]], dim=1)
-        return every.with_rows(live, states)
+        return every.with_rows(live, states).rows()
 
 
 def fill_from_the_end(keep: list[int]) -> list[int]:

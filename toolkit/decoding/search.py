@@ -67,6 +67,45 @@ class IncrementalModel(Protocol):
     def symbols(self, indices: Sequence[int]) -> list[str]: ...
 
 
+class StateList(list):
+    """Python states as a search advances them, with the operations of a grammar's tensor states
+    (:meth:`~toolkit.grammars.grammar.Grammar.tensor_states`), so one search loop serves both: a row per hypothesis.
+    """
+
+    def __init__(self, states: Sequence[State], model: IncrementalModel):
+        super().__init__(states)
+        self.model = model
+
+    def finished(self) -> torch.Tensor:
+        return torch.tensor([state.is_final() for state in self], dtype=torch.bool)
+
+    def allowed_mask(self) -> torch.Tensor:
+        return self.model.allowed_mask(self)
+
+    def select(self, index: torch.Tensor) -> "StateList":
+        return StateList([self[i] for i in index.tolist()], self.model)
+
+    def with_rows(self, index: torch.Tensor, other: Sequence[State]) -> "StateList":
+        rows = list(self)
+        for i, state in zip(index.tolist(), other):
+            rows[i] = state
+        return StateList(rows, self.model)
+
+    def apply(self, symbols: torch.Tensor, moving: torch.Tensor | None = None) -> "StateList":
+        """Each state after its symbol (vocabulary ids), where *moving* holds (default: every row)."""
+        names = self.model.symbols(symbols.tolist())
+        moves = [True] * len(self) if moving is None else moving.tolist()
+        return StateList([state.apply(name) if move else state for state, name, move in zip(self, names, moves)], self.model)
+
+    def rows(self) -> list[State]:
+        return list(self)
+
+
+def as_rows(model: IncrementalModel, states: Any) -> Any:
+    """*states* as a search advances them: a grammar's tensor states as they are, Python states in a :class:`StateList`."""
+    return states if hasattr(states, "allowed_mask") else StateList(states, model)
+
+
 class Search(Registrable):
     """Turns initial grammar states into final ones, one batch at a time.
 
@@ -80,7 +119,9 @@ class Search(Registrable):
 
     default_implementation = "greedy"
     hypotheses_per_input = 1  # rows a search decodes per input sentence; prediction sizes its batches by it
-    on_tensors = False  # runs on a grammar's tensor states where it has them (search_tensors)
+    # A class whose search() runs on a grammar's tensor states (Grammar.tensor_states) says so in its own body
+    # (searches_tensors = True); on_tensors turns it off for an instance. Other searches get Python states.
+    on_tensors = True
 
     def __init__(self, max_steps: PositiveInt | None = None, use_cache: bool = True):
         self.fixed_steps = max_steps is not None
@@ -95,9 +136,11 @@ class Search(Registrable):
         return copied
 
     def search(
-        self, model: IncrementalModel, batch: dict[str, torch.Tensor], states: Sequence[State], limits: Sequence[int] | None = None
+        self, model: IncrementalModel, batch: dict[str, torch.Tensor], states: Any, limits: Sequence[int] | None = None
     ) -> list[State]:  # pragma: no cover - abstract
-        """Final states (or those left at their step limit) for *states*; *limits*: each one's (default: ``max_steps``)."""
+        """Final states (or those left at their step limit) for *states*, Python states or a grammar's tensor states
+        (rows of them, each with ``result()`` and ``is_final()``); *limits*: each one's (default: ``max_steps``).
+        """
         raise NotImplementedError
 
     def step_limits(self, model: IncrementalModel, examples: Sequence[Example]) -> list[int] | None:
@@ -110,32 +153,23 @@ class Search(Registrable):
 
     def tensor_states(self, model: IncrementalModel, examples: Sequence[Example]) -> Any | None:
         """The grammar's tensor states for *examples* (``model.tensor_states``), where this search runs on them; else ``None``."""
-        make = getattr(model, "tensor_states", None) if self.on_tensors else None
+        writer = next(klass for klass in type(self).__mro__ if "search" in vars(klass))  # a subclass with its own loop gets Python states
+        make = getattr(model, "tensor_states", None) if self.on_tensors and vars(writer).get("searches_tensors") else None
         return make(examples) if make is not None else None
-
-    def search_tensors(self, model: IncrementalModel, batch: dict[str, torch.Tensor], states: Any, limits: Sequence[int] | None) -> Any:
-        """The final rows of a grammar's tensor *states* (or those at their step limit): for a search with :attr:`on_tensors`."""
-        raise NotImplementedError
-
-    def count_cut_short(self, short: int, inputs: int) -> None:
-        if short:
-            self.cut_short += short
-            logger.info("%d of %d inputs reached the search's step limit unfinished; their outputs are cut short (%d so far)", short, inputs, self.cut_short)
 
     @torch.no_grad()
     def results(self, model: IncrementalModel, examples: Sequence[Example]) -> list[Any]:
         """Decode *examples* (one batch) from the grammar's initial states; each final state's result."""
         batch, limits = model.decoding_batch(examples), self.step_limits(model, examples)
-        tensors = self.tensor_states(model, examples)
-        if tensors is not None:
-            tensors = self.search_tensors(model, batch, tensors, limits)
-            self.count_cut_short(int((~tensors.finished()).sum()), len(examples))
-            for example in examples:
-                example.meta.pop(DOUBT, None)
-            return tensors.results()
-        states = [model.grammar.initial_state(example) for example in examples]
+        states = self.tensor_states(model, examples)
+        if states is None:
+            states = [model.grammar.initial_state(example) for example in examples]
         states = self.search(model, batch, states) if limits is None else self.search(model, batch, states, limits)
-        self.count_cut_short(sum(not state.is_final() for state in states), len(states))
+        if short := sum(not state.is_final() for state in states):
+            self.cut_short += short
+            logger.info(
+                "%d of %d inputs reached the search's step limit unfinished; their outputs are cut short (%d so far)", short, len(states), self.cut_short
+            )
         if stopped := sum(bool(getattr(state, "stopped", "")) for state in states):
             self.stopped += stopped
             logger.info(
