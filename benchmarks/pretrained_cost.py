@@ -19,6 +19,7 @@ Speeds are only ever compared within this one run.
 import argparse
 import statistics
 import time
+from pathlib import Path
 
 import torch
 
@@ -86,7 +87,7 @@ def main() -> None:
     models = {"word embedding only": build(config, vocab, grammar, None)}
     for name in names:
         embedder = {"type": "pretrained_transformer", "model_name": name, "pooling": "mean", "layers": "all"}
-        short = name.rstrip("/").rsplit("/", 1)[-1] if len(names) > 1 else "transformer"
+        short = "/".join(Path(name).parts[-2:]) if len(names) > 1 else "transformer"  # MiniLM's package keeps it in .../model
         models[f"+ frozen {short}"] = build(config, vocab, grammar, {**embedder, "freeze": True})
         models[f"+ fine-tuned {short}"] = build(config, vocab, grammar, {**embedder, "freeze": False})
 

@@ -51,10 +51,9 @@ class ActionTable:
 
     kinds: torch.Tensor  # (V,) long
     relations: torch.Tensor  # (V,) long: index into `names`, -1 for a move
-    root: torch.Tensor  # (V,) bool
+    by_flags: torch.Tensor  # (16, V) bool: the arcs and SWAP allowed under each combination of FLAGS
     names: tuple[str, ...]
     ids: dict[str, int]
-    root_label: str | None
 
     @classmethod
     def of(cls, symbols: Sequence[str], root_label: str | None, device: torch.device | str = "cpu") -> ActionTable:
@@ -63,15 +62,17 @@ class ActionTable:
         for symbol in symbols:
             kind, colon, label = symbol.partition(":")
             arc = kind in (LEFT, RIGHT) and bool(label)
-            if kind == SHIFT or arc or (kind == SWAP and not colon):
-                kinds.append(KIND_CODES[kind])
-            else:
-                kinds.append(NONE)
+            kinds.append(KIND_CODES[kind] if kind == SHIFT or arc or (kind == SWAP and not colon) else NONE)
             relations.append(names.setdefault(label, len(names)) if arc else -1)
-        kind_tensor = torch.tensor(kinds, dtype=torch.long, device=device)
-        relation_tensor = torch.tensor(relations, dtype=torch.long, device=device)
-        root_id = names.get(root_label, -2) if root_label is not None else -2
-        return cls(kind_tensor, relation_tensor, relation_tensor == root_id, tuple(names), {s: i for i, s in enumerate(symbols)}, root_label)
+        kind, relation = torch.tensor(kinds, dtype=torch.long), torch.tensor(relations, dtype=torch.long)
+        root = relation == (names.get(root_label, -2) if root_label is not None else -2)  # arcs carrying the root relation
+        root_ok = root if root_label is not None else torch.ones_like(root)  # what an arc to the root may carry
+        rows = []
+        for code in range(16):  # which symbols the flags allow, as ValidActions.parse answers
+            left, right, root_right, swap = (bool(code >> bit & 1) for bit in range(4))
+            right_ok = root_ok if root_right else (~root if right else torch.zeros_like(root))
+            rows.append(((kind == DO_LEFT) & left & ~root) | ((kind == DO_RIGHT) & right_ok) | ((kind == DO_SWAP) & swap))
+        return cls(kind.to(device), relation.to(device), torch.stack(rows).to(device), tuple(names), {s: i for i, s in enumerate(symbols)})
 
 
 @dataclass(frozen=True)
@@ -81,12 +82,12 @@ class TensorConfigurations:
     system: TransitionSystem
     rules: Rules
     table: ActionTable
-    stack: torch.Tensor  # (N, n + 1) long, bottom first
+    stack: torch.Tensor  # (N, n + 2) long, bottom first; every (N, ·) table's last column is put()'s spare
     depth: torch.Tensor  # (N,) long
-    buffer: torch.Tensor  # (N, max(n, 1)) long, front last
+    buffer: torch.Tensor  # (N, n + 1) long, front last
     size: torch.Tensor  # (N,) long: words in the buffer
-    heads: torch.Tensor  # (N, n + 1) long, -1 unattached
-    relations: torch.Tensor  # (N, n + 1) long, index into table.names, -1 none
+    heads: torch.Tensor  # (N, n + 2) long, -1 unattached
+    relations: torch.Tensor  # (N, n + 2) long, index into table.names, -1 none
     shift_ids: torch.Tensor  # (N, n + 1) long: the symbol id that shifts each node (-2: not in the vocabulary)
     swaps: torch.Tensor  # (N,) long
     swap_budget: torch.Tensor  # (N,) long
@@ -98,19 +99,19 @@ class TensorConfigurations:
         device, rows = table.kinds.device, len(sentences)
         lengths = torch.tensor([len(tokens) for tokens in sentences], dtype=torch.long)
         width = int(lengths.max()) if rows else 0
-        buffer = (lengths[:, None] - torch.arange(max(width, 1))).clamp(min=0)  # n, n - 1, ..., 1, then 0 past the words
+        buffer = (lengths[:, None] - torch.arange(width + 1)).clamp(min=0)  # n, n - 1, ..., 1, then 0 past the words
         shift_ids = torch.full((rows, width + 1), -2, dtype=torch.long)
         plain = table.ids.get(SHIFT, -2)
         for row, tokens in enumerate(sentences):
             symbols = system.shift_symbols(tokens)
             shift_ids[row, 1 : len(tokens) + 1] = torch.tensor([table.ids.get(s, -2) for s in symbols[1:]] if symbols else [plain] * len(tokens))
         budget = [system.swap_budget(len(tokens)) if rules == "arc_swap" else None for tokens in sentences]
-        none = torch.full((rows, width + 1), NO_HEAD, dtype=torch.long)
+        none = torch.full((rows, width + 2), NO_HEAD, dtype=torch.long)
         return cls(
             system,
             rules,
             table,
-            stack=torch.zeros((rows, width + 1), dtype=torch.long, device=device),
+            stack=torch.zeros((rows, width + 2), dtype=torch.long, device=device),
             depth=torch.ones(rows, dtype=torch.long, device=device),
             buffer=buffer.to(device),
             size=lengths.to(device),
@@ -142,31 +143,28 @@ class TensorConfigurations:
 
     # ------------------------------------------------------------ what a row allows
 
-    def kind_flags(self) -> dict[str, torch.Tensor]:
-        """Per row, which kinds it allows: ``shift``, ``swap``, word-to-word ``left``/``right`` and root ``root_right``."""
+    def flags(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per row, whether it may SHIFT (N,), and which other kinds it allows as a code into ``ActionTable.by_flags`` (N,):
+        word-to-word LEFT (1), word-to-word RIGHT (2), RIGHT to the root (4), SWAP (8).
+        """
         buffered, depth = self.size > 0, self.depth
-        to_root = (depth == 2) & (~buffered if self.system.single_root else torch.ones_like(buffered))
+        to_root = (depth == 2) & ~buffered if self.system.single_root else depth == 2
         deep = depth >= 3
-        if self.rules == "arc_hybrid":
-            return {"shift": buffered, "left": buffered & (depth >= 2), "right": deep, "root_right": to_root, "swap": torch.zeros_like(deep)}
-        swap = deep & (self.top(1) < self.top(0)) & (self.swaps < self.swap_budget) if self.rules == "arc_swap" else torch.zeros_like(deep)
-        return {"shift": buffered, "left": deep, "right": deep, "root_right": to_root, "swap": swap}
+        left = buffered & (depth >= 2) if self.rules == "arc_hybrid" else deep
+        code = left.long() + 2 * deep.long() + 4 * to_root.long()
+        if self.rules == "arc_swap":
+            code = code + 8 * (deep & (self.top(1) < self.top(0)) & (self.swaps < self.swap_budget)).long()
+        return buffered, code
 
     def allowed_mask(self) -> torch.Tensor:
-        """(N, V) bool: the symbols each row allows, as ``Configuration.allowed()`` answers; a finished row allows none."""
-        flags, table = self.kind_flags(), self.table
-        kinds, root = table.kinds[None, :], table.root[None, :]
-        root_ok = root if table.root_label is not None else torch.ones_like(root)
-        word_arc = ~root
-        shift_id = self.shift_ids.gather(1, self.front().clamp(min=0)[:, None])  # (N, 1)
-        vocabulary = torch.arange(len(table.kinds), device=kinds.device)[None, :]
-        column = lambda name: flags[name][:, None]  # noqa: E731
-        return (
-            ((kinds == DO_SHIFT) & column("shift") & (vocabulary == shift_id))
-            | ((kinds == DO_LEFT) & column("left") & word_arc)
-            | ((kinds == DO_RIGHT) & torch.where(column("root_right"), root_ok, column("right") & word_arc))
-            | ((kinds == DO_SWAP) & column("swap"))
-        )
+        """(N, V) bool: the symbols each row allows, as ``Configuration.allowed()`` answers; a finished row allows none.
+        Two gathers and a scatter: the arcs from a table of the 16 answers, then each row's one SHIFT symbol.
+        """
+        shift, code = self.flags()
+        mask = self.table.by_flags[code]
+        shift_id = self.shift_ids.gather(1, self.front().clamp(min=0)[:, None])  # (N, 1): the buffer front's SHIFT symbol
+        column = shift_id.clamp(min=0)  # a symbol the vocabulary lacks (-2) writes nothing new into column 0
+        return mask.scatter(1, column, mask.gather(1, column) | (shift[:, None] & (shift_id >= 0)))
 
     # ------------------------------------------------------------ features
 
@@ -213,22 +211,27 @@ class TensorConfigurations:
     # ------------------------------------------------------------ results
 
     def rows(self) -> list[ConfigurationRow]:
-        """Each row as a search returns it (``result()``, ``is_final()``), read to the host once for the batch."""
+        """Each row as a search returns it (``result()``, ``is_final()``): a beam reads the trees of few of them."""
         return [ConfigurationRow(self, row) for row in range(len(self))]
 
     @cached_property
-    def on_host(self) -> tuple[list[DependencyTree], list[bool]]:
-        return self.results(), self.finished().tolist()
+    def on_host(self) -> tuple[list[bool], list[int]]:
+        """Whether each row is final, and its sentence's length: read to the host once for the batch."""
+        return self.finished().tolist(), self.lengths.tolist()
+
+    def tree(self, row: int) -> DependencyTree:
+        """Row *row*'s tree, as ``Configuration.result()`` reads it."""
+        n = self.on_host[1][row]
+        return self.tree_of(self.heads[row, 1 : n + 1].tolist(), self.relations[row, 1 : n + 1].tolist())
+
+    def tree_of(self, heads: list[int], relations: list[int]) -> DependencyTree:
+        names = self.table.names
+        return self.system.decoded(DependencyTree(tuple(max(h, 0) for h in heads), tuple(names[r] if r >= 0 else NO_LABEL for r in relations)))
 
     def results(self) -> list[DependencyTree]:
-        """Each row's tree as ``Configuration.result()`` reads it: one transfer to the host for the batch."""
+        """Every row's tree: one transfer to the host for the batch."""
         heads, relations, lengths = self.heads.tolist(), self.relations.tolist(), self.lengths.tolist()
-        names = self.table.names
-        trees = []
-        for row_heads, row_relations, n in zip(heads, relations, lengths):
-            labels = tuple(names[r] if r >= 0 else NO_LABEL for r in row_relations[1 : n + 1])
-            trees.append(self.system.decoded(DependencyTree(tuple(max(h, 0) for h in row_heads[1 : n + 1]), labels)))
-        return trees
+        return [self.tree_of(h[1 : n + 1], r[1 : n + 1]) for h, r, n in zip(heads, relations, lengths)]
 
 
 @dataclass(frozen=True)
@@ -239,22 +242,23 @@ class ConfigurationRow:
     row: int
 
     def result(self) -> DependencyTree:
-        return self.batch.on_host[0][self.row]
+        return self.batch.tree(self.row)
 
     def is_final(self) -> bool:
-        return self.batch.on_host[1][self.row]
+        return self.batch.on_host[0][self.row]
 
 
 def nearest_first(values: torch.Tensor, top: torch.Tensor, width: int | None, lowest: int) -> torch.Tensor:
     """Source positions (node - 1) of ``values[i, top[i]]``, ``values[i, top[i] - 1]``, ... down to column *lowest*, ``-1``
     past it: (N, *width*) (default: all columns).
     """
-    width = values.size(1) if width is None else width
+    width = values.size(1) - 1 if width is None else width  # the last column is put()'s spare
     below = top[:, None] - torch.arange(width, device=top.device)
     return torch.where(below >= lowest, values.gather(1, below.clamp(0, values.size(1) - 1)) - 1, -1)
 
 
 def put(values: torch.Tensor, index: torch.Tensor, new: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
-    """*values* (N, L) with ``values[i, index[i]] = new[i]`` in the rows *where* holds; the others unchanged."""
-    column = index.clamp(0, values.size(1) - 1)[:, None]
-    return values.scatter(1, column, torch.where(where, new, values.gather(1, column).squeeze(1))[:, None])
+    """*values* (N, L) with ``values[i, index[i]] = new[i]`` in the rows *where* holds; the other rows write their
+    spare last column, which nothing reads (two operations, where a gather of the old values would take four).
+    """
+    return values.scatter(1, torch.where(where, index, values.size(1) - 1)[:, None], new[:, None])
