@@ -29,7 +29,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.decoding_speed import build  # noqa: E402
+from benchmarks.decoding_speed import build
 
 PARTS = ("encoder", "model", "mask", "update", "host", "search")
 
