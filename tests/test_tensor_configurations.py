@@ -154,3 +154,61 @@ def test_beam_parses_on_tensors_are_the_parses_on_python_states(treebank, system
     on_tensors = model.predict(examples, BeamSearch(beam_size=4))
     assert on_tensors == model.predict(examples, BeamSearch(beam_size=4, tensor_states=False))
     assert on_tensors != model.predict(examples, GreedySearch())  # the beam found other parses: it did search
+
+
+@pytest.mark.parametrize("options", [{}, {"labeled_shift_words": 20}], ids=["plain", "labeled SHIFT"])
+def test_the_dynamic_oracle_on_tensors_is_the_python_oracle(treebank, options):
+    """On random walks from EWT's trees (half of the steps off the optimal path), row by row the same optimal symbols."""
+    from transition_systems.tensor_oracle import TensorDynamicOracle
+
+    grammar = Grammar.from_params({"type": "arc_hybrid", **options})
+    grammar.fit(treebank)
+    examples = [example for example in treebank[:60] if not grammar.skips(example)]
+    symbols = ["@@PADDING@@", "@@UNKNOWN@@", "@@START@@", *sorted({s for e in examples[:40] for s in grammar.oracle(e)})]  # some relations missing
+    oracles = [grammar.dynamic_oracle(example) for example in examples]
+    configurations = [oracle.start for oracle in oracles]
+    tensors = grammar.tensor_configurations(configurations, symbols, "cpu")
+    gold, choose = TensorDynamicOracle.of(oracles, tensors), random.Random(0)
+    while not all(c.is_final() for c in configurations):
+        optimal = gold.optimal_mask(tensors, tensors.allowed_mask())
+        chosen = []
+        for row, (configuration, oracle) in enumerate(zip(configurations, oracles)):
+            allowed = sorted(allowed_symbols_in(configuration, symbols))
+            best = {s for s in allowed if s in oracle.optimal(configuration)}
+            assert {symbols[i] for i in optimal[row].nonzero().flatten().tolist()} == best
+            symbol = choose.choice(sorted(best) if best and choose.random() < 0.5 else allowed) if allowed else symbols[0]
+            chosen.append(symbols.index(symbol))
+            configurations[row] = configuration.apply(symbol) if allowed else configuration
+        tensors = tensors.apply(torch.tensor(chosen))
+
+
+def allowed_symbols_in(configuration, symbols) -> set[str]:
+    return set() if configuration.is_final() else {symbol for symbol in symbols if symbol in configuration.allowed()}
+
+
+def test_exploring_on_tensors_takes_the_paths_python_states_take(treebank, monkeypatch):
+    """The same random draws give the same paths, targets and features, so the same loss, with either form."""
+    from toolkit.decoding import exploration
+    from toolkit.decoding.exploration import Exploration
+
+    grammar = Grammar.from_params({"type": "arc_hybrid"})
+    examples = [example for example in treebank[:24] if not grammar.skips(example)]
+    model = random_parser(grammar, examples, "state_mlp", seed=2)
+    model.exploration, model.exploring = Exploration(probability=0.6), True
+    batch = model.collate([model.index(example) for example in examples])
+    encoded = model.encode(batch["source"], batch)
+
+    def explored(on_tensors: bool):
+        if not on_tensors:
+            monkeypatch.setattr(exploration, "tensor_exploration", lambda model, oracles: None)
+        torch.manual_seed(5)
+        path = model.explored(batch, encoded)
+        monkeypatch.undo()
+        return path
+
+    on_tensors, on_states = explored(True), explored(False)
+    assert torch.equal(on_tensors["target_in"], on_states["target_in"])
+    assert torch.equal(on_tensors["target_out"], on_states["target_out"])
+    features = model.decoder.batch_features(on_states["features"], "cpu")
+    assert torch.equal(model.decoder.batch_features(on_tensors["features"], "cpu"), features)
+    assert model.steps_off_gold > 0  # the model's own choices left the optimal path: the oracle answered off it

@@ -28,7 +28,7 @@ import torch
 
 from toolkit.data.dependency_tree import DependencyTree
 from transition_systems.actions import LEFT, RIGHT, SHIFT, SWAP
-from transition_systems.configuration import NO_HEAD, NO_LABEL
+from transition_systems.configuration import NO_HEAD, NO_LABEL, Configuration
 
 if TYPE_CHECKING:
     from transition_systems.transition_system import TransitionSystem
@@ -94,33 +94,36 @@ class TensorConfigurations:
     lengths: torch.Tensor  # (N,) long: words per sentence
 
     @classmethod
-    def start(cls, system: TransitionSystem, rules: Rules, table: ActionTable, sentences: Sequence[Sequence[str]]) -> TensorConfigurations:
-        """The initial configurations of *sentences* (their tokens), on the table's device."""
-        device, rows = table.kinds.device, len(sentences)
-        lengths = torch.tensor([len(tokens) for tokens in sentences], dtype=torch.long)
-        width = int(lengths.max()) if rows else 0
-        buffer = (lengths[:, None] - torch.arange(width + 1)).clamp(min=0)  # n, n - 1, ..., 1, then 0 past the words
-        shift_ids = torch.full((rows, width + 1), -2, dtype=torch.long)
-        plain = table.ids.get(SHIFT, -2)
-        for row, tokens in enumerate(sentences):
-            symbols = system.shift_symbols(tokens)
-            shift_ids[row, 1 : len(tokens) + 1] = torch.tensor([table.ids.get(s, -2) for s in symbols[1:]] if symbols else [plain] * len(tokens))
-        budget = [system.swap_budget(len(tokens)) if rules == "arc_swap" else None for tokens in sentences]
-        none = torch.full((rows, width + 2), NO_HEAD, dtype=torch.long)
+    def of(cls, system: TransitionSystem, rules: Rules, table: ActionTable, configurations: Sequence[Configuration]) -> TensorConfigurations:
+        """*configurations* (a system's Python ones: a search's initial states, an oracle's start) as one batch on the table's device."""
+        width = max((len(c.heads) - 1 for c in configurations), default=0)
+        relation_ids, plain = {name: i for i, name in enumerate(table.names)}, table.ids.get(SHIFT, -2)
+
+        def padded(values: Sequence[int], fill: int, length: int) -> list[int]:
+            return [*values, *[fill] * (length - len(values))]
+
+        def shift_ids(c: Configuration) -> list[int]:
+            symbols = c.shift_symbols[1:] if c.shift_symbols else [SHIFT] * (len(c.heads) - 1)
+            return padded([-2, *(plain if s == SHIFT else table.ids.get(s, -2) for s in symbols)], -2, width + 1)
+
+        def tensor(rows: list) -> torch.Tensor:
+            return torch.tensor(rows, dtype=torch.long).view(len(configurations), -1).to(table.kinds.device)
+
+        budgets = [getattr(c, "swap_budget", None) for c in configurations]
         return cls(
             system,
             rules,
             table,
-            stack=torch.zeros((rows, width + 2), dtype=torch.long, device=device),
-            depth=torch.ones(rows, dtype=torch.long, device=device),
-            buffer=buffer.to(device),
-            size=lengths.to(device),
-            heads=none.to(device),
-            relations=none.to(device),
-            shift_ids=shift_ids.to(device),
-            swaps=torch.zeros(rows, dtype=torch.long, device=device),
-            swap_budget=torch.tensor([UNBOUNDED if b is None else b for b in budget], dtype=torch.long).to(device),
-            lengths=lengths.to(device),
+            stack=tensor([padded(c.stack, 0, width + 2) for c in configurations]),
+            depth=tensor([len(c.stack) for c in configurations]).view(-1),
+            buffer=tensor([padded(c.buffer[::-1], 0, width + 1) for c in configurations]),
+            size=tensor([len(c.buffer) for c in configurations]).view(-1),
+            heads=tensor([padded(c.heads, NO_HEAD, width + 2) for c in configurations]),
+            relations=tensor([padded([relation_ids.get(label, -1) for label in c.labels], -1, width + 2) for c in configurations]),
+            shift_ids=tensor([shift_ids(c) for c in configurations]),
+            swaps=tensor([getattr(c, "swaps", 0) for c in configurations]).view(-1),
+            swap_budget=tensor([UNBOUNDED if b is None else b for b in budgets]).view(-1),
+            lengths=tensor([len(c.heads) - 1 for c in configurations]).view(-1),
         )
 
     def __len__(self) -> int:

@@ -162,6 +162,10 @@ class TransitionSystem(Grammar):
         states; *symbols* is the model's vocabulary. ``None`` where the class's rules are not those of the class that
         declared :attr:`tensor_rules` (a plugin that changes ``valid`` or ``transition`` decodes with its own).
         """
+        return self.tensor_configurations([self.initial_state(example) for example in examples], symbols, device)
+
+    def tensor_configurations(self, configurations: Sequence[Configuration], symbols: Sequence[str], device: Any) -> TensorConfigurations | None:
+        """*configurations* of this system as one batch of tensors (see :meth:`tensor_states`), or ``None``."""
         declarer = next((klass for klass in type(self).__mro__ if "tensor_rules" in vars(klass) and klass.tensor_rules), None)
         rules_of = ("valid", "transition", "root_attachment", "configuration_class", "swap_budget")
         if declarer is None or any(getattr(type(self), name, None) is not getattr(declarer, name, None) for name in rules_of):
@@ -170,7 +174,7 @@ class TransitionSystem(Grammar):
         key = (id(symbols), str(device))
         if key not in tables:  # once per vocabulary and device; the vocabulary is kept so its id stays its own
             tables[key] = (symbols, ActionTable.of(symbols, self.root_label, device))
-        return TensorConfigurations.start(self, declarer.tensor_rules, tables[key][1], [example.tokens for example in examples])
+        return TensorConfigurations.of(self, declarer.tensor_rules, tables[key][1], configurations)
 
     def initial_state(self, example: Example) -> Configuration:
         return self.configuration_class.start(self, len(example.tokens), self.shift_symbols(example.tokens))

@@ -17,6 +17,7 @@ static oracle, and the model says so when it is built.
 """
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -50,6 +51,17 @@ class ExploredPaths:
         self.left_gold = 0  # steps whose taken action was not optimal
 
 
+@dataclass
+class ExploredTensors:
+    """The explored paths of a batch decoded on tensor states, as the padded tensors teacher forcing reads."""
+
+    target_in: torch.Tensor  # (B, T): the start symbol, then each path's symbols but its last
+    target_out: torch.Tensor  # (B, T): each step's target
+    features: torch.Tensor | None  # (B, T, ...): each step's state features, as the decoder reads them
+    steps: int
+    left_gold: int
+
+
 @torch.no_grad()
 def explore(model: Any, batch: dict[str, Any], oracles: Sequence[Any], probability: float, encoded: Any = None) -> ExploredPaths:
     """Decode *batch* greedily from each oracle's start state, taking the model's best action with
@@ -60,6 +72,8 @@ def explore(model: Any, batch: dict[str, Any], oracles: Sequence[Any], probabili
     was_training = model.training
     model.eval()
     try:
+        if (on_tensors := tensor_exploration(model, oracles)) is not None:
+            return _explore_tensors(model, batch, *on_tensors, probability, encoded)
         return _explore(model, batch, oracles, probability, encoded)
     finally:
         model.train(was_training)
@@ -97,3 +111,58 @@ def _explore(model: Any, batch: dict[str, Any], oracles: Sequence[Any], probabil
             states[i] = state.apply(symbol)
         prefix = torch.cat([prefix, chosen[:, None]], dim=1)
     return paths
+
+
+def tensor_exploration(model: Any, oracles: Sequence[Any]) -> tuple[Any, Any] | None:
+    """The oracles' start states and gold trees as tensors (:mod:`transition_systems.tensor_oracle`), where the grammar,
+    its dynamic oracle and the decoder's features have a tensor form; else ``None`` (exploration on Python states).
+    """
+    decoder, grammar = model.decoder, model.grammar
+    if decoder.uses_features and not decoder.tensor_features_stack or not hasattr(grammar, "tensor_configurations"):
+        return None
+    states = grammar.tensor_configurations([oracle.start for oracle in oracles], model.target_tokens, model.device)
+    if states is None:
+        return None
+    from transition_systems.tensor_oracle import TensorDynamicOracle
+
+    gold = TensorDynamicOracle.of(oracles, states)
+    return None if gold is None else (states, gold)
+
+
+def _explore_tensors(model: Any, batch: dict[str, Any], states: Any, gold: Any, probability: float, encoded: Any) -> ExploredTensors:
+    """:func:`_explore` on tensor states: the same paths (the same random draws, row for row), kept in tensors."""
+    rows, device = len(states), batch["source"].device
+    context = model.start_decoding(batch, True, encoded)
+    limit = 4 * batch["target_out"].size(1) + 8
+    taken = torch.full((rows, limit), model.pad_index, dtype=torch.long, device=device)
+    targets, features = taken.clone(), None
+    steps, left_gold = torch.zeros(rows, dtype=torch.long, device=device), torch.zeros((), dtype=torch.long, device=device)
+    live = torch.arange(rows, device=device)
+    prefix = torch.full((rows, 1), model.bos_index, dtype=torch.long, device=device)
+    for step in range(limit):
+        keep = (~states.finished()).nonzero().flatten()
+        if len(keep) == 0:
+            break
+        if len(keep) < len(live):
+            context, prefix, live, states, gold = context.reorder(keep), prefix[keep], live[keep], states.select(keep), gold.select(keep)
+        log_probs, context = model.decode_step(prefix, context, states)
+        allowed = states.allowed_mask()
+        optimal = gold.optimal_mask(states, allowed)
+        optimal |= allowed & ~optimal.any(dim=-1, keepdim=True)  # no optimal symbol in the vocabulary: any allowed one
+        scores = log_probs.masked_fill(~allowed, float("-inf"))
+        predicted, target = scores.argmax(dim=-1), scores.masked_fill(~optimal, float("-inf")).argmax(dim=-1)
+        chosen = torch.where((torch.rand(len(live)) < probability).to(device), predicted, target)
+        left_gold += (~optimal.gather(1, chosen[:, None])).sum()
+        if model.decoder.uses_features:
+            now = model.decoder.tensor_step_features(states)[:, 0]
+            features = now.new_full((rows, limit, *now.shape[1:]), -1) if features is None else features
+            features[live, step] = now
+        taken[live, step], targets[live, step] = chosen, target
+        steps[live] += 1
+        states = states.apply(chosen)
+        prefix = torch.cat([prefix, chosen[:, None]], dim=1)
+    length = int(steps.max()) if rows else 0
+    taken, targets = taken[:, :length], targets[:, :length]
+    first = torch.full((rows, 1), model.bos_index, dtype=torch.long, device=device)
+    target_in = torch.cat([first, taken[:, :-1]], dim=1)[:, :length].masked_fill(torch.arange(length, device=device) >= steps[:, None], model.pad_index)
+    return ExploredTensors(target_in, targets, None if features is None else features[:, :length], int(steps.sum()), int(left_gold))

@@ -17,7 +17,7 @@ from torch import nn
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import SOURCE, TARGET, Vocabulary
 from toolkit.decoding import GreedySearch, Search
-from toolkit.decoding.exploration import Exploration, explore
+from toolkit.decoding.exploration import Exploration, ExploredTensors, explore
 from toolkit.device import move_to_device
 from toolkit.errors import ConfigurationError
 from toolkit.from_params import NonNegativeFloat, Probability
@@ -210,6 +210,13 @@ class EncoderDecoder(WordModel):
         paths = explore(self, batch, batch["oracles"], self.exploration.probability, encoded)
         device = batch["target_out"].device
         explored = dict(batch)
+        if isinstance(paths, ExploredTensors):  # explored on tensor states: already padded, on the device
+            explored.update(target_in=paths.target_in, target_out=paths.target_out)
+            if self.decoder.uses_features:
+                explored["features"] = paths.features
+            self.explored_steps += paths.steps
+            self.steps_off_gold += paths.left_gold
+            return explored
         explored["target_in"] = pad([[self.bos_index] + taken[:-1] for taken in paths.taken], self.pad_index).to(device)
         explored["target_out"] = pad(paths.targets, self.pad_index).to(device)
         if self.decoder.uses_features:

@@ -167,6 +167,9 @@ class Decoder(nn.Module, Registrable):
     uses_features = False  # decoders that read grammar features set this, and implement batch_features
     features_read: frozenset[str] = frozenset()  # the keys of State.features() they read
     max_length: int | None = None  # the longest output the decoder has positions for (None: any)
+    # True where tensor_step_features of successive steps, stacked along time (B, T, ...), are what forward() reads as
+    # its features: training with exploration then records a path's features as tensors (state_mlp)
+    tensor_features_stack = False
 
     def forward(
         self, embedded: torch.Tensor, memory: torch.Tensor, memory_mask: torch.Tensor, features: Any = None

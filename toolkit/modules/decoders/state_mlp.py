@@ -59,6 +59,7 @@ class StateMlpDecoder(Decoder):
 
     uses_features = True
     features_read = frozenset({"stack", "buffer"})
+    tensor_features_stack = True
 
     def __init__(self, input_dim: PositiveInt, stack: int = 3, buffer: int = 1, dropout: Probability = 0.2):
         super().__init__()
@@ -85,7 +86,9 @@ class StateMlpDecoder(Decoder):
         return self.slot_positions(steps)
 
     def batch_features(self, features, device) -> torch.Tensor:
-        """(B, T, slots) long, padded steps ``-1``."""
+        """(B, T, slots) long, padded steps ``-1``; exploration on tensor states gives that already."""
+        if isinstance(features, torch.Tensor):
+            return features.to(device)
         steps = [item if isinstance(item, torch.Tensor) else self.slot_positions(item) for item in features]
         return pad_sequence(steps, batch_first=True, padding_value=ABSENT).to(device)
 
