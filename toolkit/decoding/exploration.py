@@ -55,11 +55,26 @@ class ExploredPaths:
 class ExploredTensors:
     """The explored paths of a batch decoded on tensor states, as the padded tensors teacher forcing reads."""
 
+    taken: torch.Tensor  # (B, T): each path's symbols, padded
     target_in: torch.Tensor  # (B, T): the start symbol, then each path's symbols but its last
     target_out: torch.Tensor  # (B, T): each step's target
     features: torch.Tensor | None  # (B, T, ...): each step's state features, as the decoder reads them
-    steps: int
+    lengths: torch.Tensor  # (B,): each path's steps
     left_gold: int
+
+    @property
+    def steps(self) -> int:
+        return int(self.lengths.sum())
+
+    def as_paths(self) -> ExploredPaths:
+        """The same paths as lists, as exploration on Python states gives them (features: each path's (T, ...) rows)."""
+        paths = ExploredPaths(len(self.lengths))
+        for row, length in enumerate(self.lengths.tolist()):
+            paths.taken[row] = self.taken[row, :length].tolist()
+            paths.targets[row] = self.target_out[row, :length].tolist()
+            paths.features[row] = [] if self.features is None else self.features[row, :length]
+        paths.left_gold = self.left_gold
+        return paths
 
 
 @torch.no_grad()
@@ -118,7 +133,7 @@ def tensor_exploration(model: Any, oracles: Sequence[Any]) -> tuple[Any, Any] | 
     its dynamic oracle and the decoder's features have a tensor form; else ``None`` (exploration on Python states).
     """
     decoder, grammar = model.decoder, model.grammar
-    if decoder.uses_features and not decoder.tensor_features_stack or not hasattr(grammar, "tensor_configurations"):
+    if (decoder.uses_features and not decoder.tensor_features_stack) or not hasattr(grammar, "tensor_configurations"):
         return None
     states = grammar.tensor_configurations([oracle.start for oracle in oracles], model.target_tokens, model.device)
     if states is None:
@@ -165,4 +180,4 @@ def _explore_tensors(model: Any, batch: dict[str, Any], states: Any, gold: Any, 
     taken, targets = taken[:, :length], targets[:, :length]
     first = torch.full((rows, 1), model.bos_index, dtype=torch.long, device=device)
     target_in = torch.cat([first, taken[:, :-1]], dim=1)[:, :length].masked_fill(torch.arange(length, device=device) >= steps[:, None], model.pad_index)
-    return ExploredTensors(target_in, targets, None if features is None else features[:, :length], int(steps.sum()), int(left_gold))
+    return ExploredTensors(taken, target_in, targets, None if features is None else features[:, :length], steps, int(left_gold))
