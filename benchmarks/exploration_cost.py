@@ -10,12 +10,10 @@ states and on tensor states. Rounds alternate; each figure is the median. Ratios
 """
 
 import argparse
-import contextlib
 import statistics
 import sys
 import time
 from pathlib import Path
-from unittest import mock
 
 import torch
 
@@ -23,7 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.decoding_speed import build
 from toolkit.data.batching import TokenBudgetBatchSampler
-from toolkit.decoding import exploration
 from toolkit.decoding.exploration import Exploration
 from toolkit.device import move_to_device
 
@@ -31,17 +28,15 @@ from toolkit.device import move_to_device
 def seconds(model, batches, explore: bool, on_tensors: bool, device) -> float:
     """Wall seconds for one training step on each of *batches*."""
     model.train()
-    model.exploration, model.exploring = (Exploration(probability=0.9), True) if explore else (model.exploration, False)
+    model.exploration, model.exploring = Exploration(probability=0.9, tensor_states=on_tensors), explore
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
-    python_only = mock.patch.object(exploration, "tensor_exploration", lambda model, oracles: None)
-    with python_only if not on_tensors else contextlib.nullcontext():
-        start = time.perf_counter()
-        for batch in batches:
-            optimizer.zero_grad(set_to_none=True)
-            model(batch)["loss"].backward()
-            optimizer.step()
-        if device.type == "cuda":
-            torch.cuda.synchronize()
+    start = time.perf_counter()
+    for batch in batches:
+        optimizer.zero_grad(set_to_none=True)
+        model(batch)["loss"].backward()
+        optimizer.step()
+    if device.type == "cuda":
+        torch.cuda.synchronize()
     return time.perf_counter() - start
 
 

@@ -109,7 +109,7 @@ def test_systems_without_a_dynamic_oracle_say_so(name):
 # ------------------------------------------------------------------ training with exploration
 
 
-def tiny_parser(system_name="arc_hybrid", decoder=STATE_MLP, probability=1.0, after_epochs=0):
+def tiny_parser(system_name="arc_hybrid", decoder=STATE_MLP, probability=1.0, after_epochs=0, tensor_states=None):
     """A random width-16 parser that explores, its vocabulary from a few EWT sentences; and those sentences as its batch."""
     path = data_root() / "ud-english-ewt" / "en_ewt-ud-dev.conllu"
     if not path.exists():
@@ -122,7 +122,7 @@ def tiny_parser(system_name="arc_hybrid", decoder=STATE_MLP, probability=1.0, af
             "type": "encoder_decoder",
             "encoder": {"type": "transformer", "input_dim": 16, "layers": {"num_layers": 1, "num_heads": 2, "ff_dim": 32, "dropout": 0.0}},
             "decoder": decoder,
-            "exploration": {"probability": probability, "after_epochs": after_epochs},
+            "exploration": {"probability": probability, "after_epochs": after_epochs, "tensor_states": tensor_states},
         },
         vocab=build_vocabulary(examples, grammar),
         grammar=grammar,
@@ -140,14 +140,20 @@ def replayed(oracle, model, path):
 
 
 def as_lists(paths):
-    """Explored paths as lists: the state_mlp parser explores on tensor states, the stack_transformer on Python states."""
+    """Explored paths as lists, from tensor states (state_mlp, told to) or Python states."""
     return paths.as_paths() if isinstance(paths, ExploredTensors) else paths
 
 
-@pytest.mark.parametrize("decoder", [STATE_MLP, STACK_TRANSFORMER], ids=["state_mlp", "stack_transformer"])
-def test_an_untrained_parser_wanders_and_every_target_is_optimal_where_it_stands(decoder):
-    model, batch = tiny_parser(decoder=decoder, probability=1.0)
-    paths = as_lists(explore(model, batch, batch["oracles"], 1.0))
+@pytest.mark.parametrize(
+    ("decoder", "tensor_states"),
+    [(STATE_MLP, False), (STATE_MLP, True), (STACK_TRANSFORMER, None)],
+    ids=["state_mlp", "state_mlp on tensors", "stack_transformer"],
+)
+def test_an_untrained_parser_wanders_and_every_target_is_optimal_where_it_stands(decoder, tensor_states):
+    model, batch = tiny_parser(decoder=decoder, probability=1.0, tensor_states=tensor_states)
+    explored = explore(model, batch, batch["oracles"], 1.0)
+    assert isinstance(explored, ExploredTensors) == bool(tensor_states)
+    paths = as_lists(explored)
     assert paths.left_gold > 0  # a random model errs
     wrong = 0
     for oracle, taken, targets, features in zip(batch["oracles"], paths.taken, paths.targets, paths.features):

@@ -186,25 +186,22 @@ def allowed_symbols_in(configuration, symbols) -> set[str]:
     return set() if configuration.is_final() else {symbol for symbol in symbols if symbol in configuration.allowed()}
 
 
-def test_exploring_on_tensors_takes_the_paths_python_states_take(treebank, monkeypatch):
+def test_exploring_on_tensors_takes_the_paths_python_states_take(treebank):
     """The same random draws give the same paths, targets and features, so the same loss, with either form."""
-    from toolkit.decoding import exploration
-    from toolkit.decoding.exploration import Exploration
+    from toolkit.decoding.exploration import Exploration, ExploredTensors, explore
 
     grammar = Grammar.from_params({"type": "arc_hybrid"})
     examples = [example for example in treebank[:24] if not grammar.skips(example)]
     model = random_parser(grammar, examples, "state_mlp", seed=2)
-    model.exploration, model.exploring = Exploration(probability=0.6), True
+    model.exploration, model.exploring = Exploration(probability=0.6), True  # index() keeps each dynamic oracle
     batch = model.collate([model.index(example) for example in examples])
     encoded = model.encode(batch["source"], batch)
 
     def explored(on_tensors: bool):
-        if not on_tensors:
-            monkeypatch.setattr(exploration, "tensor_exploration", lambda model, oracles: None)
+        model.exploration = Exploration(probability=0.6, tensor_states=on_tensors)
+        assert isinstance(explore(model, batch, batch["oracles"], 0.6, encoded), ExploredTensors) == on_tensors
         torch.manual_seed(5)
-        path = model.explored(batch, encoded)
-        monkeypatch.undo()
-        return path
+        return model.explored(batch, encoded)
 
     on_tensors, on_states = explored(True), explored(False)
     assert torch.equal(on_tensors["target_in"], on_states["target_in"])
