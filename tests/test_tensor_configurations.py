@@ -1,4 +1,4 @@
-"""The tensor form of the transition systems (issue 75) against the Python configurations, its reference: the same
+"""The tensor form of the transition systems (issue 75; ``toolkit.decoding.tensor_configurations``) against the Python configurations, its reference: the same
 allowed symbols, features, partial trees and final trees after any action sequence, on random walks and on EWT's
 oracle; and the same parses from a model decoding on either.
 """
@@ -16,6 +16,7 @@ from toolkit.data.dataset_readers import DatasetReader
 from toolkit.data.example import Example
 from toolkit.data.vocabulary import Vocabulary
 from toolkit.decoding import BeamSearch, GreedySearch
+from toolkit.decoding.tensor_configurations import tensor_configurations, tensor_states
 from toolkit.grammars import Grammar
 from toolkit.models import EncoderDecoder
 from toolkit.modules.decoders import Decoder
@@ -64,7 +65,7 @@ def test_random_walks_allow_the_same_symbols_and_build_the_same_trees(system, le
     choose = random.Random(seed)
     sentences = [Example([choose.choice(["the", "dog", "saw", "a"]) for _ in range(n)]) for n in lengths]
     configurations = [grammar.initial_state(sentence) for sentence in sentences]
-    tensors = grammar.tensor_states(sentences, SYMBOLS, "cpu")
+    tensors = tensor_states(grammar, sentences, SYMBOLS, "cpu")
     for _ in range(3 * max(lengths) + 4):
         assert_same(configurations, tensors)
         chosen = [choose.choice(sorted(allowed)) if (allowed := allowed_symbols(c)) else SYMBOLS[0] for c in configurations]
@@ -77,7 +78,7 @@ def test_random_walks_allow_the_same_symbols_and_build_the_same_trees(system, le
 def test_rows_held_still_and_rows_reordered_keep_their_configurations():
     grammar = Grammar.from_params({"type": "arc_standard"})
     sentences = [Example(["a", "b"]), Example(["c"])]
-    tensors = grammar.tensor_states(sentences, SYMBOLS, "cpu")
+    tensors = tensor_states(grammar, sentences, SYMBOLS, "cpu")
     shift = SYMBOLS.index("SHIFT")
     moved = tensors.apply(torch.tensor([shift, shift]), moving=torch.tensor([True, False]))
     assert moved.positions()[0][:, :1].tolist() == [[0], [-1]]  # only the first row shifted
@@ -91,8 +92,8 @@ def test_a_plugin_that_changes_the_rules_gets_no_tensor_form():
         def valid(self, config):
             return super().valid(config)
 
-    assert Stubborn().tensor_states([Example(["a"])], SYMBOLS, "cpu") is None
-    assert ArcStandard().tensor_states([Example(["a"])], SYMBOLS, "cpu") is not None
+    assert tensor_states(Stubborn(), [Example(["a"])], SYMBOLS, "cpu") is None
+    assert tensor_states(ArcStandard(), [Example(["a"])], SYMBOLS, "cpu") is not None
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +110,7 @@ def test_the_oracle_of_real_sentences_replays_on_tensors_to_the_same_trees(treeb
     examples = [example for example in treebank if not grammar.skips(example)]
     symbols = ["@@PADDING@@", "@@UNKNOWN@@", "@@START@@", *sorted({s for e in examples for s in grammar.oracle(e)})]
     oracles = [grammar.oracle(example) for example in examples]
-    tensors = grammar.tensor_states(examples, symbols, "cpu")
+    tensors = tensor_states(grammar, examples, symbols, "cpu")
     ids = {symbol: i for i, symbol in enumerate(symbols)}
     for step in range(max(map(len, oracles))):
         taken = torch.tensor([ids[oracle[step]] if step < len(oracle) else 0 for oracle in oracles])
@@ -159,7 +160,7 @@ def test_beam_parses_on_tensors_are_the_parses_on_python_states(treebank, system
 @pytest.mark.parametrize("options", [{}, {"labeled_shift_words": 20}], ids=["plain", "labeled SHIFT"])
 def test_the_dynamic_oracle_on_tensors_is_the_python_oracle(treebank, options):
     """On random walks from EWT's trees (half of the steps off the optimal path), row by row the same optimal symbols."""
-    from transition_systems.tensor_oracle import TensorDynamicOracle
+    from toolkit.decoding.tensor_oracle import TensorDynamicOracle
 
     grammar = Grammar.from_params({"type": "arc_hybrid", **options})
     grammar.fit(treebank)
@@ -167,7 +168,7 @@ def test_the_dynamic_oracle_on_tensors_is_the_python_oracle(treebank, options):
     symbols = ["@@PADDING@@", "@@UNKNOWN@@", "@@START@@", *sorted({s for e in examples[:40] for s in grammar.oracle(e)})]  # some relations missing
     oracles = [grammar.dynamic_oracle(example) for example in examples]
     configurations = [oracle.start for oracle in oracles]
-    tensors = grammar.tensor_configurations(configurations, symbols, "cpu")
+    tensors = tensor_configurations(grammar, configurations, symbols, "cpu")
     gold, choose = TensorDynamicOracle.of(oracles, tensors), random.Random(0)
     while not all(c.is_final() for c in configurations):
         optimal = gold.optimal_mask(tensors, tensors.allowed_mask())
@@ -209,3 +210,12 @@ def test_exploring_on_tensors_takes_the_paths_python_states_take(treebank):
     features = model.decoder.batch_features(on_states["features"], "cpu")
     assert torch.equal(model.decoder.batch_features(on_tensors["features"], "cpu"), features)
     assert model.steps_off_gold > 0  # the model's own choices left the optimal path: the oracle answered off it
+
+
+def test_the_grammar_layer_still_imports_no_torch():
+    """The tensor form lives in the decoding layer: the grammars stay pure Python (docs/design.md)."""
+    import subprocess
+    import sys
+
+    code = "import sys, toolkit.grammars, transition_systems, tree_codecs; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"

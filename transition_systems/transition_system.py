@@ -27,7 +27,6 @@ from transition_systems.configuration import NO_HEAD, Configuration
 from transition_systems.dynamic_oracle import ActionCost, DynamicOracle
 from transition_systems.projectivity import children_of, is_projective, projectivize
 from transition_systems.pseudo_projective import lift, lower
-from transition_systems.tensor_configurations import ActionTable, Rules, TensorConfigurations
 
 TAG_FIELDS = ("upos", "feats")  # the word fields of a DependencyTree a parser can predict beside it
 NonProjective = Literal["projectivize", "pseudo_projective", "skip"]
@@ -89,7 +88,9 @@ class TransitionSystem(Grammar):
     result_kind = "dependency trees"
     state_features = frozenset({"stack", "buffer"})
     configuration_class: type[Configuration] = Configuration  # a subclass with more fields, for a system that needs them
-    tensor_rules: Rules | None = None  # the rules' tensor form (transition_systems.tensor_configurations), where a class has one
+    # The name of this class's rules in tensor form, where the decoding layer has them (toolkit.decoding.tensor_configurations:
+    # "stack_arcs", "arc_hybrid", "arc_swap"); the grammar itself stays pure Python
+    tensor_rules: str | None = None
 
     def __init__(
         self,
@@ -156,25 +157,6 @@ class TransitionSystem(Grammar):
         return buffer_empty or not self.single_root
 
     # ------------------------------------------------------------ the Grammar interface
-
-    def tensor_states(self, examples: Sequence[Example], symbols: Sequence[str], device: Any) -> TensorConfigurations | None:
-        """*examples*' initial configurations as one batch of tensors on *device*, for searches to run without Python
-        states; *symbols* is the model's vocabulary. ``None`` where the class's rules are not those of the class that
-        declared :attr:`tensor_rules` (a plugin that changes ``valid`` or ``transition`` decodes with its own).
-        """
-        return self.tensor_configurations([self.initial_state(example) for example in examples], symbols, device)
-
-    def tensor_configurations(self, configurations: Sequence[Configuration], symbols: Sequence[str], device: Any) -> TensorConfigurations | None:
-        """*configurations* of this system as one batch of tensors (see :meth:`tensor_states`), or ``None``."""
-        declarer = next((klass for klass in type(self).__mro__ if "tensor_rules" in vars(klass) and klass.tensor_rules), None)
-        rules_of = ("valid", "transition", "root_attachment", "configuration_class", "swap_budget")
-        if declarer is None or any(getattr(type(self), name, None) is not getattr(declarer, name, None) for name in rules_of):
-            return None
-        tables = self.__dict__.setdefault("_action_tables", {})
-        key = (id(symbols), str(device))
-        if key not in tables:  # once per vocabulary and device; the vocabulary is kept so its id stays its own
-            tables[key] = (symbols, ActionTable.of(symbols, self.root_label, device))
-        return TensorConfigurations.of(self, declarer.tensor_rules, tables[key][1], configurations)
 
     def initial_state(self, example: Example) -> Configuration:
         return self.configuration_class.start(self, len(example.tokens), self.shift_symbols(example.tokens))

@@ -133,19 +133,23 @@ def _explore(model: Any, batch: dict[str, Any], oracles: Sequence[Any], probabil
 
 
 def tensor_exploration(model: Any, oracles: Sequence[Any]) -> tuple[Any, Any] | None:
-    """The oracles' start states and gold trees as tensors (:mod:`transition_systems.tensor_oracle`), where the grammar,
+    """The oracles' start states and gold trees as tensors (:mod:`toolkit.decoding.tensor_oracle`), where the grammar,
     its dynamic oracle and the decoder's features have a tensor form; else ``None`` (exploration on Python states).
     """
     decoder, grammar = model.decoder, model.grammar
     wanted = getattr(model.exploration, "tensor_states", None)
     if not (wanted if wanted is not None else model.device.type != "cpu"):
         return None
-    if (decoder.uses_features and not decoder.tensor_features_stack) or not hasattr(grammar, "tensor_configurations"):
+    if decoder.uses_features and not decoder.tensor_features_stack:
         return None
-    states = grammar.tensor_configurations([oracle.start for oracle in oracles], model.target_tokens, model.device)
+    from toolkit.decoding.tensor_configurations import TransitionSystem, tensor_configurations
+    from toolkit.decoding.tensor_oracle import TensorDynamicOracle
+
+    if not isinstance(grammar, TransitionSystem):
+        return None
+    states = tensor_configurations(grammar, [oracle.start for oracle in oracles], model.target_tokens, model.device)
     if states is None:
         return None
-    from transition_systems.tensor_oracle import TensorDynamicOracle
 
     gold = TensorDynamicOracle.of(oracles, states)
     return None if gold is None else (states, gold)

@@ -123,11 +123,11 @@ class Grammar(Registrable):
         """The state before the first symbol, for the sentence of *example*."""
 
     def tensor_states(self, examples: Sequence[Example], symbols: Sequence[str], device: Any) -> Any | None:
-        """*examples*' initial states as one batch of tensors on *device* (*symbols*: the model's vocabulary), for a
+        """A plugin's own tensor form of *examples*' initial states, on *device* (*symbols*: the model's vocabulary), for a
         search to advance with tensor operations (``allowed_mask()``, ``apply(ids)``, ``finished()``, ``select(rows)``,
-        ``with_rows(rows, other)``, ``positions()``, ``results()``; the transition systems'
-        :class:`~transition_systems.tensor_configurations.TensorConfigurations`); ``None`` (the default): the search
-        runs on :meth:`initial_state`'s Python states.
+        ``with_rows(rows, other)``, ``positions()``, ``rows()``); ``None`` (the default): the search runs on
+        :meth:`initial_state`'s Python states, or, for a shipped transition system, on the tensor form the decoding
+        layer keeps of its rules (:mod:`toolkit.decoding.tensor_configurations`).
         """
         return None
 

@@ -257,11 +257,13 @@ class EncoderDecoder(WordModel):
 
     def tensor_states(self, examples: Sequence[Example]) -> Any | None:
         """*examples*' initial states as one batch of tensors on this model's device, where the grammar has a tensor
-        form and the decoder reads it (:meth:`Grammar.tensor_states`); else ``None``.
+        form and the decoder reads it (:func:`toolkit.decoding.tensor_configurations.tensor_states`); else ``None``.
         """
         if not self.decoder.reads_stack_buffer_tensors():
             return None
-        return self.grammar.tensor_states(examples, self.target_tokens, self.device)
+        from toolkit.decoding.tensor_configurations import tensor_states  # torch-side forms of the grammars' rules
+
+        return tensor_states(self.grammar, examples, self.target_tokens, self.device)
 
     def allowed_mask(self, states: Sequence[State]) -> torch.Tensor:
         """(N, V) bool on the model's device; a final state allows only padding."""

@@ -201,7 +201,7 @@ class Decoder(nn.Module, Registrable):
 
     def reads_stack_buffer_tensors(self) -> bool:
         """Whether :meth:`tensor_step_features` is implemented: a search may then run on a grammar's tensor states
-        (:mod:`transition_systems.tensor_configurations`). A decoder that reads no features needs none.
+        (:mod:`toolkit.decoding.tensor_configurations`). A decoder that reads no features needs none.
         """
         return not self.uses_features or type(self).tensor_step_features is not Decoder.tensor_step_features
 

@@ -1,5 +1,8 @@
 """A batch of parser configurations as tensors: a search's step loop with no Python state per sentence.
 
+The transition systems stay pure Python; this module, in the decoding layer above them, holds the
+tensor form of the shipped systems' rules, which a system names by its ``tensor_rules``.
+
 A configuration is a few integer arrays (stack, buffer, heads, relations), and the shipped systems'
 rules compare the tops of them. Kept as (N, ·) tensors on the model's device, a whole batch's
 allowed masks, features and transitions are a handful of tensor operations per step, so a search
@@ -12,8 +15,8 @@ word back onto it as SHIFT pops one; ``heads`` and ``relations`` are per node (`
 Symbols are read through an :class:`ActionTable` made once per vocabulary.
 
 :class:`~transition_systems.configuration.Configuration` stays the plugin API and the reference:
-a system offers a tensor form (:attr:`TransitionSystem.tensor_rules`) only where its rules are the
-ones written here, and tests hold both forms to the same allowed sets and trees, on treebank
+a system has a tensor form (its ``tensor_rules``) only where its rules are the ones written here
+(:func:`tensor_configurations`), and tests hold both forms to the same allowed sets and trees, on treebank
 sentences and on random action sequences.
 """
 
@@ -22,22 +25,47 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal
 
 import torch
 
 from toolkit.data.dependency_tree import DependencyTree
 from transition_systems.actions import LEFT, RIGHT, SHIFT, SWAP
 from transition_systems.configuration import NO_HEAD, NO_LABEL, Configuration
-
-if TYPE_CHECKING:
-    from transition_systems.transition_system import TransitionSystem
+from transition_systems.transition_system import TransitionSystem
 
 KIND_CODES = {SHIFT: 0, LEFT: 1, RIGHT: 2, SWAP: 3}
 NONE, DO_SHIFT, DO_LEFT, DO_RIGHT, DO_SWAP = -1, 0, 1, 2, 3
 Rules = Literal["stack_arcs", "arc_hybrid", "arc_swap"]  # arc-standard's, arc-hybrid's, arc-swap's
 UNBOUNDED = 2**62  # a swap budget no parse reaches
 PER_ROW = ("stack", "depth", "buffer", "size", "heads", "relations", "shift_ids", "swaps", "swap_budget", "lengths")
+
+
+def tensor_states(grammar: Any, examples: Sequence[Any], symbols: Sequence[str], device: Any) -> Any | None:
+    """*examples*' initial states as one batch of tensors on *device* (*symbols*: the model's vocabulary): the grammar's own
+    (:meth:`~toolkit.grammars.grammar.Grammar.tensor_states`, a plugin's), else a shipped transition system's; else ``None``.
+    """
+    own = grammar.tensor_states(examples, symbols, device)
+    if own is not None or not isinstance(grammar, TransitionSystem):
+        return own
+    return tensor_configurations(grammar, [grammar.initial_state(example) for example in examples], symbols, device)
+
+
+def tensor_configurations(
+    system: TransitionSystem, configurations: Sequence[Configuration], symbols: Sequence[str], device: Any
+) -> TensorConfigurations | None:
+    """*configurations* of *system* as one batch of tensors, or ``None`` where its class's rules are not those of the class
+    that named its ``tensor_rules`` (a subclass or plugin that changes ``valid`` or ``transition`` decodes by its own).
+    """
+    declarer = next((klass for klass in type(system).__mro__ if vars(klass).get("tensor_rules")), None)
+    rules_of = ("valid", "transition", "root_attachment", "configuration_class", "swap_budget")
+    if declarer is None or any(getattr(type(system), name, None) is not getattr(declarer, name, None) for name in rules_of):
+        return None
+    tables = system.__dict__.setdefault("_action_tables", {})
+    key = (id(symbols), str(device))
+    if key not in tables:  # once per vocabulary and device; the vocabulary is kept so its id stays its own
+        tables[key] = (symbols, ActionTable.of(symbols, system.root_label, device))
+    return TensorConfigurations.of(system, declarer.tensor_rules, tables[key][1], configurations)
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from toolkit.decoding.tensor_configurations import DO_LEFT, DO_RIGHT, DO_SHIFT, TensorConfigurations
 from transition_systems.configuration import NO_HEAD
 from transition_systems.dynamic_oracle import DynamicOracle
-from transition_systems.tensor_configurations import DO_LEFT, DO_RIGHT, DO_SHIFT, TensorConfigurations
 
 NEVER = 2**31  # the cost of a kind a row does not allow
 
